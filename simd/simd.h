@@ -1,0 +1,130 @@
+/* The kernel interface: elementwise kernels over raw pointers and lengths,
+ * chosen once per process for the best ISA this CPU has. Nothing here
+ * knows arrays or graphs; dtypes are mlx-c's enum values, used as indices. */
+#ifndef MC_SIMD_SIMD_H
+#define MC_SIMD_SIMD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mlx/c/array.h"
+
+enum { MC_SIMD_NUM_DTYPES = MLX_COMPLEX64 + 1 };
+
+/* Unary functions. The output dtype is the input's, except where noted. */
+typedef enum mc_unary_op {
+    MC_U_ABS,        /* complex64 -> float32 */
+    MC_U_NEGATIVE,
+    MC_U_SIGN,
+    MC_U_SQUARE,
+    MC_U_SQRT,
+    MC_U_RSQRT,
+    MC_U_RECIPROCAL,
+    MC_U_EXP,
+    MC_U_EXPM1,
+    MC_U_LOG,
+    MC_U_LOG1P,
+    MC_U_LOG2,
+    MC_U_LOG10,
+    MC_U_SIN,
+    MC_U_COS,
+    MC_U_TAN,
+    MC_U_ARCSIN,
+    MC_U_ARCCOS,
+    MC_U_ARCTAN,
+    MC_U_SINH,
+    MC_U_COSH,
+    MC_U_TANH,
+    MC_U_ARCSINH,
+    MC_U_ARCCOSH,
+    MC_U_ARCTANH,
+    MC_U_SIGMOID,
+    MC_U_ERF,
+    MC_U_ERFINV,
+    MC_U_FLOOR,
+    MC_U_CEIL,
+    MC_U_ROUND,       /* half to even, as MLX */
+    MC_U_LOGICAL_NOT, /* bool -> bool */
+    MC_U_ISNAN,       /* -> bool */
+    MC_U_ISINF,       /* -> bool */
+    MC_U_ISFINITE,    /* -> bool */
+    MC_U_ISPOSINF,    /* -> bool */
+    MC_U_ISNEGINF,    /* -> bool */
+    MC_U_BITWISE_INVERT,
+    MC_U_CONJUGATE,
+    MC_U_REAL,        /* complex64 -> float32 */
+    MC_U_IMAG,        /* complex64 -> float32 */
+    MC_U_COUNT
+} mc_unary_op;
+
+/* Binary functions; both inputs have the same dtype. The output dtype is
+ * the inputs', except comparisons and logical ops, which give bool. */
+typedef enum mc_binary_op {
+    MC_B_ADD,
+    MC_B_SUBTRACT,
+    MC_B_MULTIPLY,
+    MC_B_DIVIDE,
+    MC_B_FLOOR_DIVIDE,
+    MC_B_REMAINDER,
+    MC_B_POWER,
+    MC_B_MAXIMUM,
+    MC_B_MINIMUM,
+    MC_B_ARCTAN2,
+    MC_B_LOGADDEXP,
+    MC_B_EQUAL,         /* -> bool */
+    MC_B_NOT_EQUAL,     /* -> bool */
+    MC_B_LESS,          /* -> bool */
+    MC_B_LESS_EQUAL,    /* -> bool */
+    MC_B_GREATER,       /* -> bool */
+    MC_B_GREATER_EQUAL, /* -> bool */
+    MC_B_LOGICAL_AND,   /* bool inputs -> bool */
+    MC_B_LOGICAL_OR,    /* bool inputs -> bool */
+    MC_B_BITWISE_AND,
+    MC_B_BITWISE_OR,
+    MC_B_BITWISE_XOR,
+    MC_B_LEFT_SHIFT,
+    MC_B_RIGHT_SHIFT,
+    MC_B_COUNT
+} mc_binary_op;
+
+/* Input classes of a binary kernel (as MLX's binary.h): both vectors, a
+ * scalar (one element) on the left, or a scalar on the right. */
+typedef enum mc_binary_class { MC_VV, MC_SV, MC_VS, MC_BINARY_CLASSES } mc_binary_class;
+
+/* y[i] = f(x[i]) for i < n; x and y contiguous (y may equal x). */
+typedef void (*mc_unary_kernel)(const void *x, void *y, size_t n);
+/* y[i] = f(a[i or 0], b[i or 0]) for i < n, per class; y may equal a or b. */
+typedef void (*mc_binary_kernel)(const void *a, const void *b, void *y, size_t n);
+/* y[i] = (out dtype)x[i]: MLX's astype (float->int truncates, to bool is
+ * x != 0, to float16/bfloat16 rounds to nearest even). */
+typedef void (*mc_convert_kernel)(const void *x, void *y, size_t n);
+
+typedef struct mc_kernel_table {
+    const char *isa; /* "scalar", "avx2", "avx512", "neon" */
+    /* NULL where MLX does not define the op for that dtype */
+    mc_unary_kernel unary[MC_U_COUNT][MC_SIMD_NUM_DTYPES];
+    mc_binary_kernel binary[MC_B_COUNT][MC_SIMD_NUM_DTYPES][MC_BINARY_CLASSES];
+    mc_convert_kernel convert[MC_SIMD_NUM_DTYPES][MC_SIMD_NUM_DTYPES]; /* [from][to] */
+} mc_kernel_table;
+
+/* The table for this CPU, filled once (call_once) at first use: the best
+ * ISA available, or the one MLX_CPU_ISA=scalar|avx2|avx512|neon asks for
+ * (falling back to scalar if this CPU lacks it). Never NULL. */
+const mc_kernel_table *mc_kernels(void);
+/* The table of a given ISA, or NULL if this CPU or build lacks it (tests
+ * compare every available table against the scalar one). */
+const mc_kernel_table *mc_kernels_for(const char *isa);
+
+/* Strided walks over n-d views. Dims are collapsed where contiguous; the
+ * innermost run is handed to the contiguous kernel, going through a small
+ * stack buffer when its stride is not 1. Strides are in elements and may
+ * be 0 (broadcast) or negative. The output is written through ys. */
+void mc_unary_strided(mc_unary_kernel k, size_t in_itemsize, size_t out_itemsize,
+                      const void *x, const int64_t *xs, void *y, const int64_t *ys,
+                      int ndim, const int *shape);
+/* bin[MC_VV], bin[MC_SV], bin[MC_VS]: the three class kernels of one op. */
+void mc_binary_strided(const mc_binary_kernel bin[MC_BINARY_CLASSES], size_t in_itemsize,
+                       size_t out_itemsize, const void *a, const int64_t *as, const void *b,
+                       const int64_t *bs, void *y, const int64_t *ys, int ndim, const int *shape);
+
+#endif

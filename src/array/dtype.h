@@ -1,0 +1,46 @@
+/* Facts about element types: size, kind, name, and MLX's promotion order. */
+#ifndef MC_ARRAY_DTYPE_H
+#define MC_ARRAY_DTYPE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "mlx/c/array.h"
+
+enum { MC_NUM_DTYPES = MLX_COMPLEX64 + 1 };
+
+typedef enum mc_kind {
+    MC_KIND_BOOL,
+    MC_KIND_UINT,
+    MC_KIND_INT,
+    MC_KIND_FLOAT,
+    MC_KIND_COMPLEX,
+} mc_kind;
+
+/* True if d is one of the 14 mlx-c dtypes. */
+static inline bool mc_dtype_valid(int d) { return d >= 0 && d < MC_NUM_DTYPES; }
+
+/* Size in bytes of one element; d must be valid. */
+size_t mc_dtype_size(mlx_dtype d);
+/* MLX's name: "int32", "float16", "bool", ... ; "unknown" for invalid values. */
+const char *mc_dtype_name(int d);
+mc_kind mc_dtype_kind(mlx_dtype d);
+
+static inline bool mc_dtype_is_float(mlx_dtype d) { return mc_dtype_kind(d) == MC_KIND_FLOAT; }
+static inline bool mc_dtype_is_integer(mlx_dtype d)
+{
+    mc_kind k = mc_dtype_kind(d);
+    return k == MC_KIND_INT || k == MC_KIND_UINT;
+}
+/* floating or complex: MLX's "inexact" category. */
+static inline bool mc_dtype_is_inexact(mlx_dtype d)
+{
+    mc_kind k = mc_dtype_kind(d);
+    return k == MC_KIND_FLOAT || k == MC_KIND_COMPLEX;
+}
+
+/* MLX's promote_types: the smallest dtype both a and b convert to
+ * (e.g. uint8+int8 -> int16, int32+float32 -> float32, float16+bfloat16 -> float32). */
+mlx_dtype mc_promote(mlx_dtype a, mlx_dtype b);
+
+#endif

@@ -1,0 +1,69 @@
+/* Owns building lazy nodes and choosing an output buffer for them. */
+#include <string.h>
+
+#include "graph/primitive.h"
+#include "runtime/alloc.h"
+#include "runtime/error.h"
+
+mc_array *mc_node_new_meta(const char *fn, int prim, const mc_meta *meta, mc_array *const *inputs,
+                           int n, const void *params, size_t params_size)
+{
+    mc_array *out = mc_array_alloc(fn, meta->dtype, meta->ndim, meta->shape);
+    if (!out)
+        return NULL;
+    if (n > 0) {
+        out->inputs = mc_xmalloc((size_t)n * sizeof *out->inputs);
+        if (!out->inputs)
+            goto oom;
+    }
+    if (params_size) {
+        out->params = mc_xmalloc(params_size);
+        if (!out->params)
+            goto oom;
+        memcpy(out->params, params, params_size);
+        out->params_size = params_size;
+    }
+    for (int i = 0; i < n; i++)
+        out->inputs[i] = mc_array_retain(inputs[i]);
+    out->n_inputs = n;
+    out->prim = prim;
+    return out;
+oom:
+    mc_array_release(out);
+    mc_error_oom(fn, sizeof(mc_array));
+    return NULL;
+}
+
+mc_array *mc_node_new(const char *fn, int prim, mc_array *const *inputs, int n, const void *params,
+                      size_t params_size)
+{
+    mc_meta meta;
+    for (int i = 0; i < n; i++) {
+        if (!inputs[i]) {
+            mc_error("[%s] Input %d is an empty array.", fn, i);
+            return NULL;
+        }
+    }
+    if (mc_prims[prim].infer(&meta, inputs, n, params, fn))
+        return NULL;
+    return mc_node_new_meta(fn, prim, &meta, inputs, n, params, params_size);
+}
+
+int mc_out_alloc(mc_array *out, mc_array *const *cands, int n, const char *fn)
+{
+    for (int i = 0; i < n; i++) {
+        if (cands[i] && mc_array_donatable(cands[i], out)) {
+            mc_array_donate(out, cands[i]);
+            return 0;
+        }
+    }
+    return mc_array_alloc_data(out, fn);
+}
+
+const char *mc_prim_name(int prim, const void *params)
+{
+    if (prim <= MC_PRIM_NONE || prim >= MC_PRIM_COUNT)
+        return "Data";
+    const mc_prim_info *p = &mc_prims[prim];
+    return p->name_of ? p->name_of(params) : p->name;
+}
