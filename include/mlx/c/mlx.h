@@ -3,8 +3,19 @@
 #define MLX_ALL_H
 
 #include "mlx/c/array.h"
+#include "mlx/c/closure.h"
+#include "mlx/c/compile.h"
+#include "mlx/c/device.h"
 #include "mlx/c/error.h"
+#include "mlx/c/graph_utils.h"
 #include "mlx/c/half.h"
+#include "mlx/c/memory.h"
+#include "mlx/c/ops.h"
+#include "mlx/c/optional.h"
+#include "mlx/c/stream.h"
 #include "mlx/c/string.h"
+#include "mlx/c/transforms.h"
+#include "mlx/c/vector.h"
+#include "mlx/c/version.h"
 
 #endif
