@@ -12,16 +12,16 @@
 typedef __fp16 float16_t;
 #elif defined(__FLT16_MAX__) && !defined(__cplusplus)
 #define HAS_FLOAT16
-typedef _Float16 float16_t;
+__extension__ typedef _Float16 float16_t;
 #endif
 
 #if defined(__ARM_FEATURE_BF16) || defined(__aarch64__)
 #define HAS_BFLOAT16
 #include <arm_bf16.h>
-typedef __bf16 bfloat16_t;
+__extension__ typedef __bf16 bfloat16_t;
 #elif defined(__BFLT16_MAX__) && defined(__x86_64__)
 #define HAS_BFLOAT16
-typedef __bf16 bfloat16_t;
+__extension__ typedef __bf16 bfloat16_t;
 #endif
 
 #endif

@@ -10,7 +10,8 @@
  * - It returns 0, or 1 with one error reported, in which case *res is left
  *   as it was.
  * - s is the stream to run on (for example from
- *   mlx_default_cpu_stream_new()); an empty stream handle fails.
+ *   mlx_default_cpu_stream_new()). Every stream runs on the CPU, so an
+ *   empty stream handle is taken as the default stream.
  * - Axes may be negative, counting from the end; arrays given by pointer
  *   and count (shape, axes...) are read only during the call.
  * - Dtypes follow MLX: binary ops promote, and floating functions turn
