@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# The main job: installs what is missing, builds mlx-cpu and runs the
+# example program examples/tour.c (arrays, a closure, evaluation).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+[ -d build ] || meson setup build --buildtype=release >/dev/null
+ninja -C build >/dev/null
+exec build/examples/tour

@@ -1,0 +1,25 @@
+/* Owns the Astype and Copy primitives: a row-major copy of any view,
+ * converting the element type on the way. */
+#include "graph/prims.h"
+#include "runtime/error.h"
+
+int mc_astype_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    (void)fn;
+    out->dtype = ((const mc_astype_params *)params)->to;
+    out->ndim = in[0]->ndim;
+    for (int i = 0; i < in[0]->ndim; i++)
+        out->shape[i] = in[0]->shape[i];
+    return 0;
+}
+
+int mc_astype_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    mlx_dtype to = ((const mc_astype_params *)params)->to;
+    mc_convert_kernel k = mc_kernels()->convert[in[0]->dtype][to];
+    if (!k)
+        return mc_error("[astype] Cannot convert %s to %s.", mc_dtype_name(in[0]->dtype), mc_dtype_name(to));
+    return mc_run_unary(out, in[0], k, "astype");
+}
