@@ -20,7 +20,10 @@ struct mc_closure {
     void (*dtor)(void *);
 };
 
-/* A new closure with one reference, or NULL with "[fn] ..." reported. */
+/* A new closure with one reference, or NULL with "[fn] ..." reported. The
+ * payload is handed over with the call: if the closure cannot be made (all
+ * three functions NULL, or out of memory), dtor(payload) has run. If more
+ * than one function is given, fun wins over fun_payload over fun_unary. */
 mc_closure *mc_closure_create(const char *fn,
                               int (*fun)(mlx_vector_array *, const mlx_vector_array),
                               int (*fun_payload)(mlx_vector_array *, const mlx_vector_array, void *),
@@ -30,8 +33,11 @@ mc_closure *mc_closure_retain(mc_closure *c);
 /* Drops one reference; at zero runs dtor(payload) (outside any library
  * lock) and frees the closure. NULL is ignored. */
 void mc_closure_release(mc_closure *c);
-/* Calls the closure: *res (a valid vector handle) receives the outputs.
- * Returns the function's result (non-zero is failure). */
+/* Calls the closure: *res (a vector handle, empty or not) receives the
+ * outputs, as mlx_vector_array_set would store them; it is untouched on
+ * failure. The function gets its own copy of `in` and an empty output
+ * handle. Returns 0, or non-zero (the function's own status when it
+ * failed) with one "[mlx_closure_apply] ..." message reported. */
 int mc_closure_call(mc_closure *c, mlx_vector_array *res, const mlx_vector_array in);
 
 #endif
