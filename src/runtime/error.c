@@ -27,6 +27,9 @@ static void *handler_data;
 static void (*handler_dtor)(void *);
 
 static _Thread_local char last_message[MC_ERROR_MAX];
+static _Thread_local unsigned long error_serial;
+
+unsigned long mc_error_serial(void) { return error_serial; }
 
 void mlx_set_error_handler(mlx_error_handler_func fn, void *data, void (*dtor)(void *))
 {
@@ -43,6 +46,7 @@ void mlx_set_error_handler(mlx_error_handler_func fn, void *data, void (*dtor)(v
 
 static void mc_dispatch(const char *msg)
 {
+    error_serial++;
     pthread_mutex_lock(&handler_lock);
     mlx_error_handler_func fn = handler;
     void *data = handler_data;

@@ -13,6 +13,11 @@
 int mc_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int mc_verror(const char *fmt, va_list ap);
 
+/* Counts the messages reported on the calling thread so far. A caller that
+ * wraps user code compares it before and after, so that a failure already
+ * reported inside is not reported a second time. */
+unsigned long mc_error_serial(void);
+
 /* Reports an allocation failure of `bytes` inside `where`; returns 1. */
 int mc_error_oom(const char *where, size_t bytes);
 

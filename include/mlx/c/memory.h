@@ -26,14 +26,14 @@ int mlx_get_active_memory(size_t* res);
 int mlx_get_cache_memory(size_t* res);
 int mlx_get_memory_limit(size_t* res);
 int mlx_get_peak_memory(size_t* res);
-/* Sets the peak to the current active total; returns 0. */
+/* Sets the recorded peak to 0, as MLX does; returns 0. */
 int mlx_reset_peak_memory(void);
 /* Set the cache limit (0 disables caching; the cache is trimmed at once)
  * or the memory limit, and write the previous value to *res; return 0. */
 int mlx_set_cache_limit(size_t* res, size_t limit);
 int mlx_set_memory_limit(size_t* res, size_t limit);
-/* Wired memory is a GPU notion: this writes 0 to *res, changes nothing and
- * returns 0. */
+/* Wired memory is a GPU notion: the limit is only recorded (the previous
+ * one is written to *res) and has no effect; returns 0. */
 int mlx_set_wired_limit(size_t* res, size_t limit);
 
 #ifdef __cplusplus
