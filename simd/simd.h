@@ -84,6 +84,7 @@ typedef enum mc_binary_op {
     MC_B_BITWISE_XOR,
     MC_B_LEFT_SHIFT,
     MC_B_RIGHT_SHIFT,
+    MC_B_EQUAL_NAN,     /* -> bool: equal, with NaN == NaN (array_equal's equal_nan) */
     MC_B_COUNT
 } mc_binary_op;
 
@@ -114,6 +115,10 @@ const mc_kernel_table *mc_kernels(void);
 /* The table of a given ISA, or NULL if this CPU or build lacks it (tests
  * compare every available table against the scalar one). */
 const mc_kernel_table *mc_kernels_for(const char *isa);
+/* The ISA name mc_kernels() picks when MLX_CPU_ISA is `request` (NULL or
+ * "" for unset: the best available; an unknown or unavailable name:
+ * "scalar"). Exposed so tests can check the choice without re-running. */
+const char *mc_kernels_select(const char *request);
 
 /* Strided walks over n-d views. Dims are collapsed where contiguous; the
  * innermost run is handed to the contiguous kernel, going through a small
