@@ -23,6 +23,12 @@ typedef enum mc_prim_id {
     MC_PRIM_BROADCAST,
     MC_PRIM_SLICE,
     MC_PRIM_AS_STRIDED,
+    MC_PRIM_EXPAND_DIMS,  /* prims_view2.c */
+    MC_PRIM_SQUEEZE,
+    MC_PRIM_FLATTEN,
+    MC_PRIM_UNFLATTEN,
+    MC_PRIM_DIAGONAL,
+    MC_PRIM_CONTIGUOUS,
     /* creation (prims_create.c) */
     MC_PRIM_ARANGE,
     /* elementwise unary (prims_unary.c) */
@@ -42,6 +48,7 @@ typedef enum mc_prim_id {
     MC_PRIM_GATHER_AXIS, /* take / take_along_axis */
     MC_PRIM_SLICE_UPDATE,
     MC_PRIM_PAD,
+    MC_PRIM_NUMBER_OF_ELEMENTS,
     /* linear algebra (prims_matmul.c) */
     MC_PRIM_MATMUL,
     MC_PRIM_ADDMM,

@@ -14,14 +14,28 @@ const mc_prim_info mc_prims[MC_PRIM_COUNT] = {
     [MC_PRIM_RESHAPE] = {"Reshape", 1, mc_reshape_infer, mc_reshape_eval, mc_dims_print, NULL},
     [MC_PRIM_TRANSPOSE] = {"Transpose", 1, mc_transpose_infer, mc_transpose_eval, mc_dims_print, NULL},
     [MC_PRIM_BROADCAST] = {"Broadcast", 1, mc_broadcast_infer, mc_broadcast_eval, mc_dims_print, NULL},
+    [MC_PRIM_SLICE] = {"Slice", 1, mc_slice_infer, mc_slice_eval, NULL, NULL},
+    [MC_PRIM_AS_STRIDED] = {"AsStrided", 1, mc_as_strided_infer, mc_as_strided_eval, NULL, NULL},
+    [MC_PRIM_EXPAND_DIMS] = {"ExpandDims", 1, mc_expand_dims_infer, mc_expand_dims_eval, NULL, NULL},
+    [MC_PRIM_SQUEEZE] = {"Squeeze", 1, mc_squeeze_infer, mc_squeeze_eval, NULL, NULL},
+    [MC_PRIM_FLATTEN] = {"Flatten", 1, mc_flatten_infer, mc_reshape_like_eval, NULL, NULL},
+    [MC_PRIM_UNFLATTEN] = {"Unflatten", 1, mc_unflatten_infer, mc_reshape_like_eval, NULL, NULL},
+    [MC_PRIM_DIAGONAL] = {"Diagonal", 1, mc_diagonal_infer, mc_diagonal_eval, NULL, NULL},
+    [MC_PRIM_CONTIGUOUS] = {"Contiguous", 1, mc_contiguous_infer, mc_contiguous_eval, NULL, NULL},
     /* creation */
     [MC_PRIM_ARANGE] = {"Arange", 0, mc_arange_infer, mc_arange_eval, NULL, NULL},
     /* elementwise unary */
     /* elementwise binary */
     [MC_PRIM_BINARY] = {"Binary", 2, mc_binary_infer, mc_binary_eval, NULL, mc_binary_name},
     /* selection */
+    [MC_PRIM_WHERE] = {"Select", 3, mc_select_infer, mc_select_eval, NULL, NULL},
     /* reductions and scans */
     /* indexing and layout */
+    [MC_PRIM_CONCATENATE] = {"Concatenate", -1, mc_concat_infer, mc_concat_eval, NULL, NULL},
+    [MC_PRIM_GATHER_AXIS] = {"GatherAxis", 2, mc_gather_axis_infer, mc_gather_axis_eval, NULL, mc_gather_axis_name},
+    [MC_PRIM_SLICE_UPDATE] = {"SliceUpdate", 2, mc_slice_update_infer, mc_slice_update_eval, NULL, NULL},
+    [MC_PRIM_PAD] = {"Pad", 2, mc_pad_infer, mc_pad_eval, NULL, NULL},
+    [MC_PRIM_NUMBER_OF_ELEMENTS] = {"NumberOfElements", 1, mc_numel_infer, mc_numel_eval, NULL, NULL},
     /* linear algebra */
     /* compile */
 };

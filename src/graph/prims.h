@@ -81,3 +81,130 @@ int mc_broadcast_shapes(int an, const int *as, int bn, const int *bs, int *out_n
                         const char *fn);
 /* Strides of `in` viewed as broadcast to the out shape (0 on broadcast dims). */
 void mc_broadcast_strides(const mc_array *in, int ndim, const int *shape, int64_t *strides);
+
+/* ---- shape and indexing helper: views, layout copies, gathers ---- */
+
+/* prims_view2.c: ExpandDims, Squeeze (params: the sorted, normalised axes:
+ * positions in the output for ExpandDims, in the input for Squeeze) */
+typedef struct mc_axes_params {
+    int n;
+    int axes[MC_MAX_NDIM];
+} mc_axes_params;
+int mc_expand_dims_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_expand_dims_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+int mc_squeeze_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_squeeze_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+
+/* prims_view2.c: Flatten (axes start..end merged) and Unflatten (axis split
+ * into shape); both evaluate as a reshape (a view of row-contiguous data). */
+typedef struct mc_flatten_params {
+    int start, end;
+} mc_flatten_params;
+typedef struct mc_unflatten_params {
+    int axis;
+    int n;
+    int shape[MC_MAX_NDIM];
+} mc_unflatten_params;
+int mc_flatten_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_unflatten_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_reshape_like_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+/* Gives out (x's size, any shape) a new row-major buffer holding x's
+ * values in x's logical order: the copying case of any reshape. */
+int mc_reshape_copy(mc_array *out, mc_array *x, const char *fn);
+
+/* prims_view2.c: Slice (a view; negative steps give negative strides).
+ * Params are the caller's start/stop/strides, normalised against the
+ * input's shape by infer and eval (NumPy rules, as MLX's normalize_slice). */
+typedef struct mc_slice_params {
+    int ndim;
+    int start[MC_MAX_NDIM];
+    int stop[MC_MAX_NDIM];
+    int strides[MC_MAX_NDIM];
+} mc_slice_params;
+/* Normalises a slice of `shape`: clamps starts into range (out_start),
+ * computes the result shape; returns non-zero with "[fn] ..." reported for
+ * a zero step. *neg is set if any step is negative. */
+int mc_slice_normalize(int ndim, const int *shape, const mc_slice_params *p, int *out_start, int *out_shape,
+                       bool *neg, const char *fn);
+int mc_slice_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_slice_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+
+/* prims_view2.c: AsStrided (a view of the row-contiguous input with the
+ * given shape, element strides and offset; infer checks the view stays
+ * inside the input) */
+typedef struct mc_as_strided_params {
+    int ndim;
+    int shape[MC_MAX_NDIM];
+    int64_t strides[MC_MAX_NDIM];
+    int64_t offset;
+} mc_as_strided_params;
+int mc_as_strided_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_as_strided_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+
+/* prims_view2.c: Diagonal (a view: the offset diagonal of axis1/axis2 as
+ * the last axis, the other axes in order) */
+typedef struct mc_diagonal_params {
+    int offset, axis1, axis2;
+} mc_diagonal_params;
+int mc_diagonal_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_diagonal_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+
+/* prims_view2.c: Contiguous (shares the input's buffer when it is already
+ * row-contiguous, or column-contiguous if allowed, else copies) */
+typedef struct mc_contiguous_params {
+    int allow_col_major;
+} mc_contiguous_params;
+int mc_contiguous_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_contiguous_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+
+/* prims_index.c: Concatenate (inputs of one dtype, equal shapes but on axis) */
+typedef struct mc_concat_params {
+    int axis;
+} mc_concat_params;
+int mc_concat_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_concat_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+
+/* prims_index.c: SliceUpdate (inputs: src, update of the slice's shape and
+ * src's dtype; params as Slice) */
+int mc_slice_update_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_slice_update_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+
+/* prims_index.c: Pad (constant; inputs: a and a one-element value of a's
+ * dtype; axes normalised and distinct) */
+typedef struct mc_pad_params {
+    int n;
+    int axes[MC_MAX_NDIM];
+    int low[MC_MAX_NDIM];
+    int high[MC_MAX_NDIM];
+} mc_pad_params;
+int mc_pad_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_pad_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+
+/* prims_index.c: GatherAxis. take (along = 0): out shape is
+ * a.shape[:axis] + indices.shape + a.shape[axis+1:]. take_along_axis
+ * (along = 1): indices broadcast against a on every axis but `axis`.
+ * Negative indices count from the end; indices still outside the axis are
+ * clamped into it (never read outside a). */
+typedef struct mc_gather_axis_params {
+    int axis;
+    int along;
+} mc_gather_axis_params;
+int mc_gather_axis_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_gather_axis_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+const char *mc_gather_axis_name(const void *params);
+
+/* prims_index.c: NumberOfElements (a scalar of dtype: the product of the
+ * input's sizes on axes, or its reciprocal; reads only the input's shape) */
+typedef struct mc_numel_params {
+    int n;
+    int axes[MC_MAX_NDIM];
+    int inverted;
+    mlx_dtype dtype;
+} mc_numel_params;
+int mc_numel_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_numel_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+
+/* prims_select.c: Select (inputs: bool condition, x, y of one dtype; the
+ * three broadcast together) */
+int mc_select_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_select_eval(mc_array *out, mc_array *const *in, int n, const void *params);

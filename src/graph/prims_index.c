@@ -1,0 +1,363 @@
+/* Owns the indexing and layout primitives that write new data:
+ * Concatenate, SliceUpdate, Pad (constant), GatherAxis (take and
+ * take_along_axis) and NumberOfElements. Copies between views go through
+ * the dtype's identity conversion kernel and the strided walker of simd/;
+ * the gather is a plain loop here, element by element. */
+#include <limits.h>
+#include <string.h>
+
+#include "graph/nd_walk.h"
+#include "graph/prims.h"
+#include "runtime/error.h"
+
+/* Copies the values of the view `in` into dst, laid out with dst_strides
+ * (elements) over in's shape; dst has in's dtype. */
+static void copy_into(const mc_array *in, void *dst, const int64_t *dst_strides)
+{
+    if (in->size == 0)
+        return;
+    size_t isz = mc_dtype_size(in->dtype);
+    mc_unary_kernel k = mc_kernels()->convert[in->dtype][in->dtype];
+    if (in->ndim == 0) {
+        k(in->data, dst, 1);
+        return;
+    }
+    mc_unary_strided(k, isz, isz, in->data, in->strides, dst, dst_strides, in->ndim, in->shape);
+}
+
+/* Fills n elements of isz bytes at dst with *val, doubling the filled
+ * prefix on each copy. */
+static void fill_value(void *dst, size_t n, size_t isz, const void *val)
+{
+    if (n == 0)
+        return;
+    char *d = dst;
+    memcpy(d, val, isz);
+    size_t done = 1;
+    while (done < n) {
+        size_t m = done < n - done ? done : n - done;
+        memcpy(d + done * isz, d, m * isz);
+        done += m;
+    }
+}
+
+static void copy_meta(mc_meta *out, const mc_array *x)
+{
+    out->dtype = x->dtype;
+    out->ndim = x->ndim;
+    memcpy(out->shape, x->shape, sizeof(int) * (size_t)x->ndim);
+}
+
+/* ---- Concatenate ---- */
+
+int mc_concat_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    const mc_concat_params *p = params;
+    if (n < 1)
+        return mc_error("[%s] No arrays provided for concatenation.", fn);
+    const mc_array *a = in[0];
+    if (p->axis < 0 || p->axis >= a->ndim)
+        return mc_error("[%s] Invalid axis %d for arrays with %d dimensions.", fn, p->axis, a->ndim);
+    int64_t total = 0;
+    for (int i = 0; i < n; i++) {
+        const mc_array *b = in[i];
+        if (b->ndim != a->ndim)
+            return mc_error("[%s] All the input arrays must have the same number of dimensions. However, got "
+                            "arrays with dimensions %d and %d.", fn, a->ndim, b->ndim);
+        if (b->dtype != a->dtype)
+            return mc_error("[%s] All the input arrays must have the same dtype (%s and %s).", fn,
+                            mc_dtype_name(a->dtype), mc_dtype_name(b->dtype));
+        for (int d = 0; d < a->ndim; d++) {
+            if (d != p->axis && b->shape[d] != a->shape[d]) {
+                char s1[256], s2[256];
+                return mc_error("[%s] All the input array dimensions must match exactly except for the "
+                                "concatenation axis. However, the provided shapes are %s and %s, and the "
+                                "concatenation axis is %d.", fn, mc_shape_str(s1, sizeof s1, a->ndim, a->shape),
+                                mc_shape_str(s2, sizeof s2, b->ndim, b->shape), p->axis);
+            }
+        }
+        total += b->shape[p->axis];
+    }
+    if (total > INT_MAX)
+        return mc_error("[%s] The concatenated axis would have %lld elements, more than a dimension holds.", fn,
+                        (long long)total);
+    copy_meta(out, a);
+    out->shape[p->axis] = (int)total;
+    return 0;
+}
+
+int mc_concat_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    const mc_concat_params *p = params;
+    if (mc_array_alloc_data(out, "concatenate"))
+        return 1;
+    size_t isz = mc_dtype_size(out->dtype);
+    int64_t at = 0;
+    for (int i = 0; i < n; i++) {
+        if (in[i]->size)
+            copy_into(in[i], (char *)out->data + at * out->strides[p->axis] * (int64_t)isz, out->strides);
+        at += in[i]->shape[p->axis];
+    }
+    return 0;
+}
+
+/* ---- SliceUpdate ---- */
+
+int mc_slice_update_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    const mc_array *src = in[0], *upd = in[1];
+    bool neg;
+    int start[MC_MAX_NDIM], shape[MC_MAX_NDIM];
+    if (mc_slice_normalize(src->ndim, src->shape, params, start, shape, &neg, fn))
+        return 1;
+    if (upd->dtype != src->dtype)
+        return mc_error("[%s] The update has dtype %s, the source %s.", fn, mc_dtype_name(upd->dtype),
+                        mc_dtype_name(src->dtype));
+    if (upd->ndim != src->ndim || (src->ndim && memcmp(upd->shape, shape, sizeof(int) * (size_t)src->ndim))) {
+        char s1[256], s2[256];
+        return mc_error("[%s] The update of shape %s does not have the slice's shape %s.", fn,
+                        mc_shape_str(s1, sizeof s1, upd->ndim, upd->shape),
+                        mc_shape_str(s2, sizeof s2, src->ndim, shape));
+    }
+    copy_meta(out, src);
+    return 0;
+}
+
+int mc_slice_update_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    const mc_slice_params *p = params;
+    mc_array *src = in[0], *upd = in[1];
+    bool neg;
+    int start[MC_MAX_NDIM], shape[MC_MAX_NDIM];
+    if (mc_slice_normalize(src->ndim, src->shape, p, start, shape, &neg, "slice_update"))
+        return 1;
+    /* the update may be a view of src's buffer: then src holds a second
+     * reference to that buffer, is not donatable, and is copied first */
+    mc_buffer *src_buf = src->buf;
+    mc_array *cands[1] = {src};
+    if (mc_out_alloc(out, cands, 1, "slice_update"))
+        return 1;
+    if (out->buf != src_buf)
+        copy_into(src, out->data, out->strides);
+    if (upd->size == 0)
+        return 0;
+    size_t isz = mc_dtype_size(out->dtype);
+    int64_t off = 0;
+    int64_t strides[MC_MAX_NDIM];
+    for (int i = 0; i < out->ndim; i++) {
+        off += (int64_t)start[i] * out->strides[i];
+        strides[i] = out->strides[i] * p->strides[i];
+    }
+    copy_into(upd, (char *)out->data + off * (int64_t)isz, strides);
+    return 0;
+}
+
+/* ---- Pad ---- */
+
+int mc_pad_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    const mc_pad_params *p = params;
+    const mc_array *a = in[0], *v = in[1];
+    if (v->dtype != a->dtype || v->size != 1)
+        return mc_error("[%s] The pad value must be one element of the array's dtype.", fn);
+    copy_meta(out, a);
+    for (int i = 0; i < p->n; i++) {
+        int ax = p->axes[i];
+        if (ax < 0 || ax >= a->ndim)
+            return mc_error("[%s] Invalid axis %d for array with %d dimensions.", fn, ax, a->ndim);
+        int64_t len = (int64_t)out->shape[ax] + p->low[i] + p->high[i];
+        if (len > INT_MAX)
+            return mc_error("[%s] The padded axis %d would have %lld elements, more than a dimension holds.", fn,
+                            ax, (long long)len);
+        out->shape[ax] = (int)len;
+    }
+    return 0;
+}
+
+int mc_pad_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    const mc_pad_params *p = params;
+    mc_array *a = in[0], *v = in[1];
+    if (mc_array_alloc_data(out, "pad"))
+        return 1;
+    size_t isz = mc_dtype_size(out->dtype);
+    fill_value(out->data, out->size, isz, v->data);
+    int64_t off = 0;
+    for (int i = 0; i < p->n; i++)
+        off += (int64_t)p->low[i] * out->strides[p->axes[i]];
+    if (a->size)
+        copy_into(a, (char *)out->data + off * (int64_t)isz, out->strides);
+    return 0;
+}
+
+/* ---- GatherAxis ---- */
+
+const char *mc_gather_axis_name(const void *params)
+{
+    return ((const mc_gather_axis_params *)params)->along ? "GatherAxis" : "Gather";
+}
+
+int mc_gather_axis_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    const mc_gather_axis_params *p = params;
+    const mc_array *a = in[0], *idx = in[1];
+    if (!mc_dtype_is_integer(idx->dtype))
+        return mc_error("[%s] Got indices with invalid dtype %s. Indices must be integral.", fn,
+                        mc_dtype_name(idx->dtype));
+    if (p->axis < 0 || p->axis >= a->ndim)
+        return mc_error("[%s] Invalid axis %d for array with %d dimensions.", fn, p->axis, a->ndim);
+    out->dtype = a->dtype;
+    if (!p->along) {
+        int nd = a->ndim - 1 + idx->ndim;
+        if (nd > MC_MAX_NDIM)
+            return mc_error("[%s] The result would have %d dimensions; at most %d are supported.", fn, nd,
+                            MC_MAX_NDIM);
+        out->ndim = 0;
+        for (int d = 0; d < p->axis; d++)
+            out->shape[out->ndim++] = a->shape[d];
+        for (int d = 0; d < idx->ndim; d++)
+            out->shape[out->ndim++] = idx->shape[d];
+        for (int d = p->axis + 1; d < a->ndim; d++)
+            out->shape[out->ndim++] = a->shape[d];
+    } else {
+        if (idx->ndim != a->ndim)
+            return mc_error("[%s] Indices of dimension %d does not match array of dimension %d.", fn, idx->ndim,
+                            a->ndim);
+        out->ndim = a->ndim;
+        for (int d = 0; d < a->ndim; d++) {
+            int as = a->shape[d], is = idx->shape[d];
+            if (d != p->axis && as != is && as != 1 && is != 1) {
+                char s1[256], s2[256];
+                return mc_error("[%s] Indices of shape %s cannot be broadcast with the array of shape %s "
+                                "outside axis %d.", fn, mc_shape_str(s1, sizeof s1, idx->ndim, idx->shape),
+                                mc_shape_str(s2, sizeof s2, a->ndim, a->shape), p->axis);
+            }
+            out->shape[d] = d == p->axis ? is : (as == 1 ? is : as);
+        }
+    }
+    size_t size;
+    if (!mc_shape_size(out->ndim, out->shape, &size))
+        return mc_error("[%s] The result has more elements than can be addressed.", fn);
+    if (a->shape[p->axis] == 0 && size)
+        return mc_error("[%s] Cannot do a non-empty take from an empty axis.", fn);
+    return 0;
+}
+
+/* An index of any integer dtype, widened; uint64 values past INT64_MAX
+ * saturate (they are out of range for any axis anyway). */
+static int64_t read_index(const char *base, int64_t at, mlx_dtype d)
+{
+    switch (d) {
+    case MLX_UINT8: return ((const uint8_t *)base)[at];
+    case MLX_UINT16: return ((const uint16_t *)base)[at];
+    case MLX_UINT32: return ((const uint32_t *)base)[at];
+    case MLX_UINT64: {
+        uint64_t u = ((const uint64_t *)base)[at];
+        return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+    }
+    case MLX_INT8: return ((const int8_t *)base)[at];
+    case MLX_INT16: return ((const int16_t *)base)[at];
+    case MLX_INT32: return ((const int32_t *)base)[at];
+    case MLX_INT64: return ((const int64_t *)base)[at];
+    default: return 0;
+    }
+}
+
+/* Copies one row of gathered elements of type T. */
+#define GATHER_ROW(T)                                                                                   \
+    for (int j = 0; j < len; j++) {                                                                     \
+        int64_t v = read_index(ib, w.off[1] + j * si, idt);                                             \
+        v = v < 0 ? v + axis_len : v;                                                                   \
+        v = v < 0 ? 0 : (v >= axis_len ? axis_len - 1 : v);                                             \
+        ((T *)ob)[w.off[2] + j] = ((const T *)ab)[w.off[0] + j * sa + v * axis_stride];                 \
+    }
+
+int mc_gather_axis_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    const mc_gather_axis_params *p = params;
+    mc_array *a = in[0], *idx = in[1];
+    if (mc_array_alloc_data(out, "take"))
+        return 1;
+    if (out->size == 0)
+        return 0;
+    int ax = p->axis;
+    int64_t axis_len = a->shape[ax], axis_stride = a->strides[ax];
+    /* operands: 0 = a (without the indexed axis), 1 = indices, 2 = out */
+    mc_walk w;
+    mc_walk_init(&w, out->ndim, out->shape, 3);
+    if (!p->along) {
+        int k = 0;
+        for (int d = 0; d < ax; d++, k++) {
+            w.strides[0][k] = a->strides[d];
+            w.strides[1][k] = 0;
+        }
+        for (int d = 0; d < idx->ndim; d++, k++) {
+            w.strides[0][k] = 0;
+            w.strides[1][k] = idx->strides[d];
+        }
+        for (int d = ax + 1; d < a->ndim; d++, k++) {
+            w.strides[0][k] = a->strides[d];
+            w.strides[1][k] = 0;
+        }
+    } else {
+        for (int d = 0; d < out->ndim; d++) {
+            w.strides[0][d] = d == ax || a->shape[d] == 1 ? 0 : a->strides[d];
+            w.strides[1][d] = idx->shape[d] == 1 ? 0 : idx->strides[d];
+        }
+    }
+    for (int d = 0; d < out->ndim; d++)
+        w.strides[2][d] = out->strides[d];
+    int last = w.ndim - 1;
+    int64_t sa = w.strides[0][last], si = w.strides[1][last];
+    int len = mc_walk_row_len(&w);
+    size_t rows = mc_walk_rows(&w);
+    const char *ab = a->data, *ib = idx->data;
+    char *ob = out->data;
+    mlx_dtype idt = idx->dtype;
+    size_t isz = mc_dtype_size(a->dtype);
+    for (size_t r = 0; r < rows; r++, mc_walk_next(&w)) {
+        switch (isz) {
+        case 1: GATHER_ROW(uint8_t) break;
+        case 2: GATHER_ROW(uint16_t) break;
+        case 4: GATHER_ROW(uint32_t) break;
+        default: GATHER_ROW(uint64_t) break;
+        }
+    }
+    return 0;
+}
+
+/* ---- NumberOfElements ---- */
+
+int mc_numel_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    const mc_numel_params *p = params;
+    for (int i = 0; i < p->n; i++)
+        if (p->axes[i] < 0 || p->axes[i] >= in[0]->ndim)
+            return mc_error("[%s] Can't get the shape for axis %d from an array with %d dimensions.", fn,
+                            p->axes[i], in[0]->ndim);
+    out->dtype = p->dtype;
+    out->ndim = 0;
+    return 0;
+}
+
+int mc_numel_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    const mc_numel_params *p = params;
+    double v = 1;
+    for (int i = 0; i < p->n; i++)
+        v *= in[0]->shape[p->axes[i]];
+    if (p->inverted)
+        v = 1.0 / v;
+    if (mc_array_alloc_data(out, "number_of_elements"))
+        return 1;
+    mc_kernels()->convert[MLX_FLOAT64][p->dtype](&v, out->data, 1);
+    return 0;
+}

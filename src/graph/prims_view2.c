@@ -1,0 +1,398 @@
+/* Owns the view primitives of the shape ops: ExpandDims, Squeeze, Flatten,
+ * Unflatten, Slice, AsStrided, Diagonal and Contiguous. Each output shares
+ * its input's buffer with new shape, strides and start; only Flatten and
+ * Unflatten of a non-row-contiguous input, and Contiguous of a scattered
+ * one, copy. Every infer recomputes the shape from the input's, so a
+ * shapeless compiled tape replays them on new shapes. */
+#include <limits.h>
+#include <string.h>
+
+#include "graph/prims.h"
+#include "runtime/error.h"
+
+/* ---- ExpandDims / Squeeze ---- */
+
+int mc_expand_dims_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    const mc_axes_params *p = params;
+    const mc_array *x = in[0];
+    int nd = x->ndim + p->n;
+    if (nd > MC_MAX_NDIM)
+        return mc_error("[%s] The result would have %d dimensions; at most %d are supported.", fn, nd,
+                        MC_MAX_NDIM);
+    out->dtype = x->dtype;
+    out->ndim = nd;
+    for (int i = 0, j = 0, k = 0; i < nd; i++) {
+        if (j < p->n && p->axes[j] == i) {
+            out->shape[i] = 1;
+            j++;
+        } else {
+            out->shape[i] = x->shape[k++];
+        }
+    }
+    return 0;
+}
+
+int mc_expand_dims_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    const mc_axes_params *p = params;
+    const mc_array *x = in[0];
+    int64_t strides[MC_MAX_NDIM];
+    /* an inserted axis has one element: its stride is never used to step,
+     * 1 is what MLX reports for it */
+    for (int i = 0, j = 0, k = 0; i < out->ndim; i++) {
+        if (j < p->n && p->axes[j] == i) {
+            strides[i] = 1;
+            j++;
+        } else {
+            strides[i] = x->strides[k++];
+        }
+    }
+    mc_array_set_view(out, in[0], x->data, strides);
+    return 0;
+}
+
+int mc_squeeze_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    const mc_axes_params *p = params;
+    const mc_array *x = in[0];
+    out->dtype = x->dtype;
+    out->ndim = 0;
+    for (int i = 0, j = 0; i < x->ndim; i++) {
+        if (j < p->n && p->axes[j] == i) {
+            if (x->shape[i] != 1)
+                return mc_error("[%s] Cannot squeeze axis %d with size %d which is not equal to 1.", fn, i,
+                                x->shape[i]);
+            j++;
+        } else {
+            out->shape[out->ndim++] = x->shape[i];
+        }
+    }
+    if (p->n && p->axes[p->n - 1] >= x->ndim)
+        return mc_error("[%s] Axis %d is out of bounds for array with %d dimensions.", fn, p->axes[p->n - 1],
+                        x->ndim);
+    return 0;
+}
+
+int mc_squeeze_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    const mc_axes_params *p = params;
+    const mc_array *x = in[0];
+    int64_t strides[MC_MAX_NDIM];
+    int k = 0;
+    for (int i = 0, j = 0; i < x->ndim; i++) {
+        if (j < p->n && p->axes[j] == i)
+            j++;
+        else
+            strides[k++] = x->strides[i];
+    }
+    mc_array_set_view(out, in[0], x->data, strides);
+    return 0;
+}
+
+/* ---- Flatten / Unflatten ---- */
+
+int mc_flatten_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    const mc_flatten_params *p = params;
+    const mc_array *x = in[0];
+    if (p->start < 0 || p->end >= x->ndim || p->start > p->end)
+        return mc_error("[%s] Cannot flatten axes %d to %d of an array with %d dimensions.", fn, p->start,
+                        p->end, x->ndim);
+    /* a zero dimension anywhere makes the product 0 even if others overflow */
+    int64_t flat = 1;
+    bool zero = false, big = false;
+    for (int i = p->start; i <= p->end; i++) {
+        zero |= x->shape[i] == 0;
+        if (!big && x->shape[i])
+            big = __builtin_mul_overflow(flat, (int64_t)x->shape[i], &flat) || flat > INT_MAX;
+    }
+    if (zero)
+        flat = 0;
+    else if (big)
+        return mc_error("[%s] The flattened size of axes %d to %d does not fit a dimension.", fn, p->start,
+                        p->end);
+    out->dtype = x->dtype;
+    out->ndim = 0;
+    for (int i = 0; i < x->ndim; i++) {
+        if (i == p->start) {
+            out->shape[out->ndim++] = (int)flat;
+            i = p->end;
+        } else {
+            out->shape[out->ndim++] = x->shape[i];
+        }
+    }
+    return 0;
+}
+
+int mc_unflatten_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    const mc_unflatten_params *p = params;
+    const mc_array *x = in[0];
+    if (p->axis < 0 || p->axis >= x->ndim)
+        return mc_error("[%s] Invalid axis %d for array with %d dimensions.", fn, p->axis, x->ndim);
+    int nd = x->ndim - 1 + p->n;
+    if (nd > MC_MAX_NDIM)
+        return mc_error("[%s] The result would have %d dimensions; at most %d are supported.", fn, nd,
+                        MC_MAX_NDIM);
+    size_t size;
+    if (!mc_shape_size(p->n, p->shape, &size) || size != (size_t)x->shape[p->axis]) {
+        char s[512];
+        return mc_error("[%s] Cannot unflatten axis %d with size %d into shape %s.", fn, p->axis,
+                        x->shape[p->axis], mc_shape_str(s, sizeof s, p->n, p->shape));
+    }
+    out->dtype = x->dtype;
+    out->ndim = 0;
+    for (int i = 0; i < x->ndim; i++) {
+        if (i == p->axis) {
+            for (int j = 0; j < p->n; j++)
+                out->shape[out->ndim++] = p->shape[j];
+        } else {
+            out->shape[out->ndim++] = x->shape[i];
+        }
+    }
+    return 0;
+}
+
+int mc_reshape_copy(mc_array *out, mc_array *x, const char *fn)
+{
+    /* the walk follows x's own shape and strides; the destination is
+     * x's shape laid out row-major, which is out's row-major layout too */
+    if (mc_array_alloc_data(out, fn))
+        return 1;
+    if (x->size == 0)
+        return 0;
+    size_t isz = mc_dtype_size(x->dtype);
+    mc_unary_kernel k = mc_kernels()->convert[x->dtype][x->dtype];
+    if (x->ndim == 0) {
+        k(x->data, out->data, 1);
+        return 0;
+    }
+    int64_t rows[MC_MAX_NDIM];
+    mc_row_strides(x->ndim, x->shape, rows);
+    mc_unary_strided(k, isz, isz, x->data, x->strides, out->data, rows, x->ndim, x->shape);
+    return 0;
+}
+
+int mc_reshape_like_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    (void)params;
+    mc_array *x = in[0];
+    if (x->flags & MC_FLAG_ROW_CONTIG) {
+        int64_t strides[MC_MAX_NDIM];
+        mc_row_strides(out->ndim, out->shape, strides);
+        mc_array_set_view(out, x, x->data, strides);
+        return 0;
+    }
+    return mc_reshape_copy(out, x, out->prim == MC_PRIM_FLATTEN ? "flatten" : "unflatten");
+}
+
+/* ---- Slice ---- */
+
+int mc_slice_normalize(int ndim, const int *shape, const mc_slice_params *p, int *out_start, int *out_shape,
+                       bool *neg, const char *fn)
+{
+    if (p->ndim != ndim)
+        return mc_error("[%s] Invalid number of indices or strides for array with dimension %d.", fn, ndim);
+    *neg = false;
+    for (int i = 0; i < ndim; i++) {
+        /* 64-bit: start + n, and the extent arithmetic, overflow int for
+         * starts, stops or steps near INT_MIN/INT_MAX */
+        int64_t len = shape[i], s = p->start[i], e = p->stop[i], step = p->strides[i];
+        if (step == 0)
+            return mc_error("[%s] Slice step cannot be zero (axis %d).", fn, i);
+        if (s < 0)
+            s += len;
+        if (e < 0)
+            e += len;
+        int64_t b, count;
+        if (step < 0) {
+            *neg = true;
+            b = s < len - 1 ? s : len - 1;
+            int64_t end = e > -1 ? e : -1;
+            if (end > b)
+                end = b;
+            count = (b - end - step - 1) / -step;
+        } else {
+            b = s < 0 ? 0 : (s > len ? len : s);
+            int64_t end = e < 0 ? 0 : (e > len ? len : e);
+            if (end < b)
+                end = b;
+            count = (end - b + step - 1) / step;
+        }
+        out_start[i] = (int)b;
+        out_shape[i] = (int)count;
+    }
+    return 0;
+}
+
+int mc_slice_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    bool neg;
+    int start[MC_MAX_NDIM];
+    const mc_array *x = in[0];
+    if (mc_slice_normalize(x->ndim, x->shape, params, start, out->shape, &neg, fn))
+        return 1;
+    out->dtype = x->dtype;
+    out->ndim = x->ndim;
+    return 0;
+}
+
+int mc_slice_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    const mc_slice_params *p = params;
+    mc_array *x = in[0];
+    bool neg;
+    int start[MC_MAX_NDIM], shape[MC_MAX_NDIM];
+    if (mc_slice_normalize(x->ndim, x->shape, p, start, shape, &neg, "slice"))
+        return 1;
+    int64_t strides[MC_MAX_NDIM];
+    int64_t off = 0;
+    for (int i = 0; i < x->ndim; i++) {
+        strides[i] = x->strides[i] * p->strides[i];
+        off += (int64_t)start[i] * x->strides[i];
+    }
+    /* an empty slice may start past the end: keep its pointer in range */
+    char *data = (char *)x->data;
+    if (out->size)
+        data += off * (int64_t)mc_dtype_size(x->dtype);
+    mc_array_set_view(out, x, data, strides);
+    return 0;
+}
+
+/* ---- AsStrided ---- */
+
+int mc_as_strided_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    const mc_as_strided_params *p = params;
+    const mc_array *x = in[0];
+    size_t size;
+    if (!mc_shape_size(p->ndim, p->shape, &size))
+        return mc_error("[%s] Negative or too large dimensions in the view's shape.", fn);
+    if (size) {
+        /* the lowest and highest element the view reaches must be in x */
+        int64_t lo = p->offset, hi = p->offset;
+        bool ovf = false;
+        for (int i = 0; i < p->ndim; i++) {
+            int64_t d;
+            ovf |= __builtin_mul_overflow(p->strides[i], (int64_t)(p->shape[i] - 1), &d);
+            ovf |= d < 0 ? __builtin_add_overflow(lo, d, &lo) : __builtin_add_overflow(hi, d, &hi);
+        }
+        if (ovf || lo < 0 || hi >= (int64_t)x->size) {
+            char s[256];
+            return mc_error("[%s] The view of shape %s with offset %lld reaches outside the %zu elements of "
+                            "the input.", fn, mc_shape_str(s, sizeof s, p->ndim, p->shape),
+                            (long long)p->offset, x->size);
+        }
+    }
+    out->dtype = x->dtype;
+    out->ndim = p->ndim;
+    memcpy(out->shape, p->shape, sizeof(int) * (size_t)p->ndim);
+    return 0;
+}
+
+int mc_as_strided_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    const mc_as_strided_params *p = params;
+    mc_array *x = in[0];
+    /* the op feeds a Contiguous node, so x is row-major and its flat
+     * element offsets are the user's */
+    if (!(x->flags & MC_FLAG_ROW_CONTIG))
+        return mc_error("[as_strided] The input view is not row-contiguous.");
+    char *data = (char *)x->data;
+    if (out->size)
+        data += p->offset * (int64_t)mc_dtype_size(x->dtype);
+    mc_array_set_view(out, x, data, p->strides);
+    return 0;
+}
+
+/* ---- Diagonal ---- */
+
+static int diag_len(const mc_array *x, const mc_diagonal_params *p)
+{
+    int off1 = p->offset < 0 ? -p->offset : 0;
+    int off2 = p->offset > 0 ? p->offset : 0;
+    int64_t a = (int64_t)x->shape[p->axis1] - off1, b = (int64_t)x->shape[p->axis2] - off2;
+    int64_t m = a < b ? a : b;
+    return m > 0 ? (int)m : 0;
+}
+
+int mc_diagonal_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    const mc_diagonal_params *p = params;
+    const mc_array *x = in[0];
+    if (x->ndim < 2 || p->axis1 < 0 || p->axis2 < 0 || p->axis1 >= x->ndim || p->axis2 >= x->ndim ||
+        p->axis1 == p->axis2)
+        return mc_error("[%s] Invalid axes %d and %d for array with %d dimensions.", fn, p->axis1, p->axis2,
+                        x->ndim);
+    out->dtype = x->dtype;
+    out->ndim = 0;
+    for (int i = 0; i < x->ndim; i++)
+        if (i != p->axis1 && i != p->axis2)
+            out->shape[out->ndim++] = x->shape[i];
+    out->shape[out->ndim++] = diag_len(x, p);
+    return 0;
+}
+
+int mc_diagonal_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    const mc_diagonal_params *p = params;
+    mc_array *x = in[0];
+    int64_t strides[MC_MAX_NDIM];
+    int k = 0;
+    for (int i = 0; i < x->ndim; i++)
+        if (i != p->axis1 && i != p->axis2)
+            strides[k++] = x->strides[i];
+    int64_t s1 = x->strides[p->axis1], s2 = x->strides[p->axis2];
+    strides[k] = s1 + s2;
+    char *data = (char *)x->data;
+    if (out->size) {
+        int64_t off = p->offset < 0 ? -(int64_t)p->offset * s1 : (int64_t)p->offset * s2;
+        data += off * (int64_t)mc_dtype_size(x->dtype);
+    }
+    mc_array_set_view(out, x, data, strides);
+    return 0;
+}
+
+/* ---- Contiguous ---- */
+
+int mc_contiguous_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    (void)params;
+    (void)fn;
+    const mc_array *x = in[0];
+    out->dtype = x->dtype;
+    out->ndim = x->ndim;
+    memcpy(out->shape, x->shape, sizeof(int) * (size_t)x->ndim);
+    return 0;
+}
+
+int mc_contiguous_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    const mc_contiguous_params *p = params;
+    mc_array *x = in[0];
+    /* Sharing keeps the whole input buffer alive: as MLX, only when it is
+     * not much larger than the result. */
+    size_t nbytes = out->size * mc_dtype_size(out->dtype);
+    bool layout_ok = (x->flags & MC_FLAG_ROW_CONTIG) || (p->allow_col_major && (x->flags & MC_FLAG_COL_CONTIG));
+    if (layout_ok && x->buf->nbytes <= nbytes + 16384) {
+        mc_array_set_view(out, x, x->data, x->strides);
+        return 0;
+    }
+    return mc_run_unary(out, x, mc_kernels()->convert[x->dtype][x->dtype], "contiguous");
+}
