@@ -649,6 +649,28 @@ static int unary_fails(mlx_array *res, const mlx_array x)
     return 2;
 }
 
+/* A body whose op fails: the op has reported why already. */
+static int reshape_to_wrong_size(mlx_array *res, const mlx_array x)
+{
+    int shape[1] = {5};
+    return mlx_reshape(res, x, shape, 1, (mlx_stream){NULL});
+}
+
+static void test_closure_failing_op_inside_reports_one_message(void **state)
+{
+    (void)state;
+    mlx_closure f = mlx_closure_new_unary(reshape_to_wrong_size);
+    mc_array *x = scalar(3);
+    mlx_vector_array in = mc_vec_from("test", &x, 1);
+    mlx_vector_array out = mlx_vector_array_new();
+    assert_int_not_equal(mlx_closure_apply(&out, f, in), 0);
+    expect_one_error("[reshape]");
+    mlx_vector_array_free(out);
+    mlx_vector_array_free(in);
+    mc_array_release(x);
+    mlx_closure_free(f);
+}
+
 static void test_closure_unary_maps_one_array_to_one(void **state)
 {
     (void)state;
@@ -1063,6 +1085,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_string_new_holds_empty_text, setup),
+        cmocka_unit_test_setup(test_closure_failing_op_inside_reports_one_message, setup),
         cmocka_unit_test_setup(test_string_new_data_copies_the_text, setup),
         cmocka_unit_test_setup(test_string_set_copies_and_survives_self_set, setup),
         cmocka_unit_test_setup(test_string_null_text_and_empty_handles_fail, setup),

@@ -126,11 +126,12 @@ mlx_array mlx_array_new_data_managed_payload(void *data, const int *shape, int d
 int mlx_array_set(mlx_array *arr, const mlx_array src)
 {
     static const char fn[] = "mlx_array_set";
-    mc_array *s = mc_arr(src);
     if (!arr)
         return mc_error("[%s] The output array pointer is NULL.", fn);
-    if (s)
-        mc_array_retain(s);
+    mc_array *s = mc_arr_checked(src, fn);
+    if (!s)
+        return 1;
+    mc_array_retain(s);
     mc_array_release(mc_arr(*arr));
     arr->ctx = s;
     return 0;

@@ -60,10 +60,13 @@ void mc_closure_release(mc_closure *c)
     mc_xfree(c);
 }
 
-/* Reports a failed call of the closure's function; returns its status. */
-static int failed(int rc)
+/* Reports a failed call of the closure's function, unless the function
+ * already reported why (an op inside it failed): one failure, one message.
+ * Returns the function's status. */
+static int failed(int rc, unsigned long serial_before)
 {
-    mc_error("[%s] The closure's function failed (it returned %d).", apply_fn, rc);
+    if (mc_error_serial() == serial_before)
+        mc_error("[%s] The closure's function failed (it returned %d).", apply_fn, rc);
     return rc;
 }
 
@@ -80,11 +83,12 @@ static int call_list(mc_closure *c, mlx_vector_array *res, const mlx_vector_arra
     if (!args.ctx)
         return 1;
     mlx_vector_array out = {NULL};
+    unsigned long serial = mc_error_serial();
     int rc = c->fun ? c->fun(&out, args) : c->fun_payload(&out, args, c->payload);
     mlx_vector_array_free(args);
     if (rc) {
         mlx_vector_array_free(out);
-        return failed(rc);
+        return failed(rc, serial);
     }
     if (!out.ctx)
         return no_output();
@@ -100,11 +104,12 @@ static int call_unary(mc_closure *c, mlx_vector_array *res, const mlx_vector_arr
         return mc_error("[%s] A unary closure takes exactly 1 input array, got %zu.", apply_fn, n);
     mlx_array arg = mc_handle(mc_array_retain(mc_vec_at(in, 0)));
     mlx_array out = {NULL};
+    unsigned long serial = mc_error_serial();
     int rc = c->fun_unary(&out, arg);
     mc_array_release(mc_arr(arg));
     if (rc) {
         mc_array_release(mc_arr(out));
-        return failed(rc);
+        return failed(rc, serial);
     }
     if (!out.ctx)
         return no_output();

@@ -4,6 +4,7 @@
 
 #include "graph/prims.h"
 #include "runtime/error.h"
+#include "simd/half_convert.h"
 
 int mc_arange_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
@@ -17,6 +18,53 @@ int mc_arange_infer(mc_meta *out, mc_array *const *in, int n, const void *params
     return 0;
 }
 
+/* MLX's Arange: the first value and the step are converted to the output
+ * type (the step as (T)(start + step) - (T)start), then the value is
+ * accumulated in that type, so results match MLX bit for bit (including
+ * float32 rounding drift and integer truncation of fractional steps). */
+/* double -> int64 without undefined behaviour for out-of-range values */
+static int64_t arange_i64(double d)
+{
+    if (!(d > -9.2233720368547758e18))
+        return INT64_MIN;
+    if (d >= 9.2233720368547758e18)
+        return INT64_MAX;
+    return (int64_t)d;
+}
+
+#define MC_ARANGE_INT(ctype, utype)                                                   \
+    do {                                                                              \
+        ctype *o = out->data;                                                         \
+        utype v = (utype)arange_i64(p->start);                                        \
+        utype step = (utype)arange_i64(p->start + p->step) - v;                       \
+        for (size_t i = 0; i < count; i++, v += step)                                 \
+            o[i] = (ctype)v;                                                          \
+    } while (0)
+
+#define MC_ARANGE_FLOAT(ctype)                                                        \
+    do {                                                                              \
+        ctype *o = out->data;                                                         \
+        ctype v = (ctype)p->start;                                                    \
+        ctype step = (ctype)(p->start + p->step) - v;                                 \
+        for (size_t i = 0; i < count; i++, v += step)                                 \
+            o[i] = v;                                                                 \
+    } while (0)
+
+/* float16 / bfloat16: every step rounds to the half type, as MLX's half
+ * arithmetic does */
+static void arange_half(uint16_t *o, size_t count, double start, double step, bool bf16)
+{
+    float (*to_f)(uint16_t) = bf16 ? mc_bf16_to_f32 : mc_f16_to_f32;
+    uint16_t (*from_f)(float) = bf16 ? mc_f32_to_bf16 : mc_f32_to_f16;
+    uint16_t v = from_f((float)start);
+    float s = to_f(from_f((float)(start + step))) - to_f(v);
+    uint16_t hs = from_f(s);
+    for (size_t i = 0; i < count; i++) {
+        o[i] = v;
+        v = from_f(to_f(v) + to_f(hs));
+    }
+}
+
 int mc_arange_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)in;
@@ -25,28 +73,21 @@ int mc_arange_eval(mc_array *out, mc_array *const *in, int n, const void *params
     if (mc_array_alloc_data(out, "arange"))
         return 1;
     size_t count = out->size;
-    if (count == 0)
-        return 0;
-    /* generate in float64 (or int64 for integer types, so large int64
-     * ranges stay exact), then convert with the astype kernels */
-    mlx_dtype gen = mc_dtype_is_integer(p->dtype) || p->dtype == MLX_BOOL ? MLX_INT64 : MLX_FLOAT64;
-    enum { CHUNK = 1024 };
-    union {
-        double d[CHUNK];
-        int64_t i[CHUNK];
-    } tmp;
-    mc_convert_kernel conv = mc_kernels()->convert[gen][p->dtype];
-    size_t item = mc_dtype_size(p->dtype);
-    int64_t istart = (int64_t)p->start, istep = (int64_t)p->step;
-    for (size_t at = 0; at < count; at += CHUNK) {
-        size_t m = count - at < CHUNK ? count - at : CHUNK;
-        for (size_t k = 0; k < m; k++) {
-            if (gen == MLX_INT64)
-                tmp.i[k] = (int64_t)((uint64_t)istart + (uint64_t)istep * (uint64_t)(at + k));
-            else
-                tmp.d[k] = p->start + p->step * (double)(at + k);
-        }
-        conv(&tmp, (char *)out->data + at * item, m);
+    switch (out->dtype) {
+    case MLX_UINT8: MC_ARANGE_INT(uint8_t, uint8_t); break;
+    case MLX_UINT16: MC_ARANGE_INT(uint16_t, uint16_t); break;
+    case MLX_UINT32: MC_ARANGE_INT(uint32_t, uint32_t); break;
+    case MLX_UINT64: MC_ARANGE_INT(uint64_t, uint64_t); break;
+    case MLX_INT8: MC_ARANGE_INT(int8_t, uint8_t); break;
+    case MLX_INT16: MC_ARANGE_INT(int16_t, uint16_t); break;
+    case MLX_INT32: MC_ARANGE_INT(int32_t, uint32_t); break;
+    case MLX_INT64: MC_ARANGE_INT(int64_t, uint64_t); break;
+    case MLX_FLOAT32: MC_ARANGE_FLOAT(float); break;
+    case MLX_FLOAT64: MC_ARANGE_FLOAT(double); break;
+    case MLX_FLOAT16: arange_half(out->data, count, p->start, p->step, false); break;
+    case MLX_BFLOAT16: arange_half(out->data, count, p->start, p->step, true); break;
+    default:
+        return mc_error("[arange] %s not supported for arange.", mc_dtype_name(out->dtype));
     }
     return 0;
 }

@@ -45,8 +45,16 @@ int mc_reshape_eval(mc_array *out, mc_array *const *in, int n, const void *param
         mc_array_set_view(out, x, x->data, strides);
         return 0;
     }
-    /* a copy in row-major order is a valid reshape of any layout */
-    return mc_run_unary(out, x, mc_kernels()->convert[x->dtype][x->dtype], "reshape");
+    /* otherwise copy x in its own logical (row-major) order, which the new
+     * shape then reads as a plain reshape */
+    if (mc_array_alloc_data(out, "reshape"))
+        return 1;
+    int64_t dst[MC_MAX_NDIM];
+    mc_row_strides(x->ndim, x->shape, dst);
+    size_t item = mc_dtype_size(x->dtype);
+    mc_unary_strided(mc_kernels()->convert[x->dtype][x->dtype], item, item, x->data, x->strides,
+                     out->data, dst, x->ndim, x->shape);
+    return 0;
 }
 
 int mc_transpose_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
