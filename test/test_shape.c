@@ -20,6 +20,7 @@
 
 #include "array/array.h"
 #include "ops/shape_internal.h" /* primitive ids; mlx_roll_axis/_axes until ops.h has them */
+#include "runtime/alloc.h"
 #include "test_util.h"
 
 #define S tu_stream()
@@ -1130,6 +1131,95 @@ static void test_views_keep_the_buffer_after_the_input_is_freed(void **state)
     TU_FREE(y, z);
 }
 
+/* ---- allocation failures ---- */
+
+#ifdef MC_FAULT_INJECTION
+/* Inputs of the fault sweep, made before any allocation is made to fail. */
+static mlx_array fx, fi, fv;
+
+static int f_pad_reflect(mlx_array *y)
+{
+    return mlx_pad(y, fx, SHAPE(0, 1), 2, SHAPE(1, 4), 2, SHAPE(2, 3), 2, fv, "symmetric", S);
+}
+static int f_tile(mlx_array *y) { return mlx_tile(y, fx, SHAPE(2, 1, 2), 3, S); }
+static int f_roll(mlx_array *y) { return mlx_roll_axes(y, fx, SHAPE(1, -1), 2, SHAPE(0, 1), 2, S); }
+static int f_diag(mlx_array *y) { return mlx_diag(y, fi, -1, S); }
+static int f_take(mlx_array *y) { return mlx_take_axis(y, fx, fi, 1, S); }
+static int f_tril(mlx_array *y) { return mlx_triu(y, fx, 1, S); }
+static int f_clip(mlx_array *y) { return mlx_clip(y, fx, fv, fv, S); }
+static int f_as_strided(mlx_array *y)
+{
+    return mlx_as_strided(y, fx, SHAPE(2, 2), 2, (const int64_t[]){1, 1}, 2, 1, S);
+}
+static int f_concat(mlx_array *y)
+{
+    mlx_vector_array v = vec2(fx, fx);
+    if (!v.ctx) {
+        tu_reset_errors(); /* the vector's own failure is not under test */
+        return -1;
+    }
+    int rc = mlx_concatenate_axis(y, v, 1, S);
+    mlx_vector_array_free(v);
+    return rc;
+}
+static int f_split(mlx_array *y)
+{
+    mlx_vector_array v = mlx_vector_array_new();
+    if (!v.ctx) {
+        tu_reset_errors();
+        return -1;
+    }
+    int rc = mlx_split(&v, fx, 3, 1, S);
+    if (!rc && mlx_vector_array_size(v) == 3)
+        rc = mlx_vector_array_get(y, v, 2);
+    mlx_vector_array_free(v);
+    return rc;
+}
+#endif
+
+/* Fails the 1st, 2nd, ... allocation of building and evaluating each op
+ * until it succeeds: every failure must be one report, and (under
+ * valgrind) free everything it took. Only in a -Dfault_injection=true
+ * build; skipped otherwise. */
+static void test_allocation_failures_report_once_and_leak_nothing(void **state)
+{
+    (void)state;
+#ifndef MC_FAULT_INJECTION
+    skip();
+#else
+    fx = iota(MLX_FLOAT32, 2, SHAPE(2, 3));
+    fi = from_ints(MLX_INT32, (const int[]){2, -1, 0}, 1, SHAPE(3));
+    fv = mlx_array_new_float(1.5f);
+    int (*ops[])(mlx_array *) = {f_pad_reflect, f_tile, f_roll, f_diag, f_take, f_tril, f_clip, f_as_strided,
+                                 f_concat, f_split};
+    for (size_t k = 0; k < N_(ops); k++) {
+        for (long n = 0;; n++) {
+            mlx_array y = mlx_array_new();
+            mc_fault_fail_after(n);
+            int rc = ops[k](&y);
+            if (rc < 0) { /* the harness's own allocation failed */
+                mc_fault_fail_after(-1);
+                continue;
+            }
+            if (!rc)
+                rc = mlx_array_eval(y);
+            mc_fault_fail_after(-1);
+            mlx_array_free(y);
+            if (!rc) {
+                tu_expect_no_error();
+                break;
+            }
+            if (tu_error_count() != 1)
+                fail_msg("op %zu, allocation %ld: %d messages, last \"%s\"", k, n, tu_error_count(),
+                         tu_last_error());
+            tu_reset_errors();
+            assert_true(n < 1000);
+        }
+    }
+    TU_FREE(fx, fi, fv);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1188,6 +1278,7 @@ int main(void)
         T(test_number_of_elements_counts_axes),
         T(test_empty_handles_and_null_results_fail),
         T(test_views_keep_the_buffer_after_the_input_is_freed),
+        T(test_allocation_failures_report_once_and_leak_nothing),
 #undef T
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
