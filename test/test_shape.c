@@ -1131,6 +1131,61 @@ static void test_views_keep_the_buffer_after_the_input_is_freed(void **state)
     TU_FREE(y, z);
 }
 
+/* ---- shapeless compile ---- */
+
+/* x (r, c) -> flatten(expand_dims(x, 0), 1, 2), pad(x[:, ::-1], 1 zero
+ * column in front), number_of_elements(x): every shape follows x's. */
+static int shapeless_runs;
+
+static int shapeless_body(mlx_vector_array *res, const mlx_vector_array in)
+{
+    shapeless_runs++;
+    mlx_array x = mlx_array_new(), e = mlx_array_new(), f = mlx_array_new(), r = mlx_array_new(),
+              p = mlx_array_new(), n = mlx_array_new(), zero = mlx_array_new_float(0);
+    int rc = mlx_vector_array_get(&x, in, 0) || mlx_expand_dims(&e, x, 0, S) || mlx_flatten(&f, e, 1, 2, S) ||
+             mlx_slice(&r, x, SHAPE(0, -1), 2, SHAPE(INT32_MAX, INT32_MIN), 2, SHAPE(1, -1), 2, S) ||
+             mlx_pad(&p, r, SHAPE(1), 1, SHAPE(1), 1, SHAPE(0), 1, zero, "constant", S) ||
+             mlx_number_of_elements(&n, x, SHAPE(0, 1), 2, false, MLX_INT32, S);
+    if (!rc) {
+        mlx_array outs[3] = {f, p, n};
+        rc = mlx_vector_array_set_data(res, outs, 3);
+    }
+    TU_FREE(x, e, f, r, p, n, zero);
+    return rc;
+}
+
+static void test_shapeless_compile_replays_shape_ops_on_new_shapes(void **state)
+{
+    (void)state;
+    mlx_closure body = mlx_closure_new_func(shapeless_body), cf = mlx_closure_new();
+    OK(mlx_compile(&cf, body, true));
+    shapeless_runs = 0;
+    const int shapes[2][2] = {{2, 3}, {3, 2}};
+    for (int k = 0; k < 2; k++) {
+        int r = shapes[k][0], c = shapes[k][1];
+        mlx_array x = iota(MLX_FLOAT32, 2, shapes[k]);
+        mlx_vector_array in = mlx_vector_array_new_value(x), out = mlx_vector_array_new();
+        OK(mlx_closure_apply(&out, cf, in));
+        mlx_array f = vget(out, 0), p = vget(out, 1), n = vget(out, 2);
+        assert_true(tu_shape_is(f, 2, SHAPE(1, r * c)));
+        for (int i = 0; i < r * c; i++)
+            assert_true(tu_get(f, (size_t)i) == i);
+        assert_true(tu_shape_is(p, 2, SHAPE(r, c + 1)));
+        for (int i = 0; i < r; i++) {
+            assert_true(tu_get(p, (size_t)(i * (c + 1))) == 0);
+            for (int j = 0; j < c; j++)
+                assert_true(tu_get(p, (size_t)(i * (c + 1) + 1 + j)) == i * c + (c - 1 - j));
+        }
+        EXPECT_VALS0(n, ((const double[]){r * c}));
+        TU_FREE(x, f, p, n);
+        mlx_vector_array_free(in);
+        mlx_vector_array_free(out);
+    }
+    assert_int_equal(shapeless_runs, 1); /* traced once, replayed on (3, 2) */
+    mlx_closure_free(cf);
+    mlx_closure_free(body);
+}
+
 /* ---- allocation failures ---- */
 
 #ifdef MC_FAULT_INJECTION
@@ -1278,6 +1333,7 @@ int main(void)
         T(test_number_of_elements_counts_axes),
         T(test_empty_handles_and_null_results_fail),
         T(test_views_keep_the_buffer_after_the_input_is_freed),
+        T(test_shapeless_compile_replays_shape_ops_on_new_shapes),
         T(test_allocation_failures_report_once_and_leak_nothing),
 #undef T
     };
