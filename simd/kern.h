@@ -34,8 +34,16 @@ void MC_ISA_FN(mc_fill_convert)(mc_kernel_table *t);
 void MC_ISA_FN(mc_kernels_fill)(mc_kernel_table *t);
 
 /* name(x, y, n): y[i] = F(x[i]) with x of T in vectors V, y of TO in
- * vectors VO (same lane count). The tail runs through a zero-padded vector
- * so every element, wherever it sits, gets the same lane-wise code. */
+ * vectors VO (same lane count). Partial blocks (the tail, and the head
+ * before an aligned address when streaming) run through a zero-padded
+ * vector, so every element, wherever it sits, gets the same lane-wise code. */
+#define MC_UNARY_PART(T, V, TO, VO, F, at, cnt)                                \
+    do {                                                                       \
+        V v_ = {0};                                                            \
+        memcpy(&v_, x + (at), (cnt) * sizeof(T));                              \
+        VO r_ = F(v_);                                                         \
+        memcpy(y + (at), &r_, (cnt) * sizeof(TO));                             \
+    } while (0)
 #define MC_UNARY(name, T, V, TO, VO, F)                                        \
     static void name(const void *xv, void *yv, size_t n)                       \
     {                                                                          \
@@ -43,22 +51,54 @@ void MC_ISA_FN(mc_kernels_fill)(mc_kernel_table *t);
         TO *y = yv;                                                            \
         const size_t w = sizeof(V) / sizeof(T);                                \
         size_t i = 0;                                                          \
+        if (mc_streamable(y, n * sizeof(TO), sizeof(VO), sizeof(TO))) {        \
+            i = mc_stream_head(y, sizeof(TO));                                 \
+            if (i > 0)                                                         \
+                MC_UNARY_PART(T, V, TO, VO, F, 0, i);                          \
+            for (; i + w <= n; i += w) {                                       \
+                V v;                                                           \
+                memcpy(&v, x + i, sizeof v);                                   \
+                VO r = F(v);                                                   \
+                mc_stream(y + i, &r);                                          \
+            }                                                                  \
+            mc_stream_fence();                                                 \
+        }                                                                      \
         for (; i + w <= n; i += w) {                                           \
             V v;                                                               \
             memcpy(&v, x + i, sizeof v);                                       \
             VO r = F(v);                                                       \
             memcpy(y + i, &r, sizeof r);                                       \
         }                                                                      \
-        if (i < n) {                                                           \
-            V v = {0};                                                         \
-            memcpy(&v, x + i, (n - i) * sizeof(T));                            \
-            VO r = F(v);                                                       \
-            memcpy(y + i, &r, (n - i) * sizeof(TO));                           \
-        }                                                                      \
+        if (i < n)                                                             \
+            MC_UNARY_PART(T, V, TO, VO, F, i, n - i);                          \
     }
 
 /* One class of a binary kernel: AV / BV say whether operand a / b is a
  * vector (1) or a scalar broadcast to every lane (0). */
+#define MC_BINARY_PART(T, V, TO, VO, F, AV, BV, at, cnt)                       \
+    do {                                                                       \
+        V va_ = sa, vb_ = sb;                                                  \
+        if (AV) {                                                              \
+            va_ = (V){0};                                                      \
+            memcpy(&va_, a + (at), (cnt) * sizeof(T));                         \
+        }                                                                      \
+        if (BV) {                                                              \
+            vb_ = (V){0};                                                      \
+            memcpy(&vb_, b + (at), (cnt) * sizeof(T));                         \
+        }                                                                      \
+        VO r_ = F(va_, vb_);                                                   \
+        memcpy(y + (at), &r_, (cnt) * sizeof(TO));                             \
+    } while (0)
+#define MC_BINARY_BLOCK(T, V, VO, F, AV, BV, STORE)                            \
+    do {                                                                       \
+        V va = sa, vb = sb;                                                    \
+        if (AV)                                                                \
+            memcpy(&va, a + i, sizeof va);                                     \
+        if (BV)                                                                \
+            memcpy(&vb, b + i, sizeof vb);                                     \
+        VO r = F(va, vb);                                                      \
+        STORE;                                                                 \
+    } while (0)
 #define MC_BINARY_CLASS(fname, T, V, TO, VO, F, AV, BV)                        \
     static void fname(const void *av, const void *bv, void *yv, size_t n)      \
     {                                                                          \
@@ -71,28 +111,18 @@ void MC_ISA_FN(mc_kernels_fill)(mc_kernel_table *t);
         if (!(BV) && n > 0)                                                    \
             sb = MC_SPLAT(V, b[0]);                                            \
         size_t i = 0;                                                          \
-        for (; i + w <= n; i += w) {                                           \
-            V va = sa, vb = sb;                                                \
-            if (AV)                                                            \
-                memcpy(&va, a + i, sizeof va);                                 \
-            if (BV)                                                            \
-                memcpy(&vb, b + i, sizeof vb);                                 \
-            VO r = F(va, vb);                                                  \
-            memcpy(y + i, &r, sizeof r);                                       \
+        if (mc_streamable(y, n * sizeof(TO), sizeof(VO), sizeof(TO))) {        \
+            i = mc_stream_head(y, sizeof(TO));                                 \
+            if (i > 0)                                                         \
+                MC_BINARY_PART(T, V, TO, VO, F, AV, BV, 0, i);                 \
+            for (; i + w <= n; i += w)                                         \
+                MC_BINARY_BLOCK(T, V, VO, F, AV, BV, mc_stream(y + i, &r));    \
+            mc_stream_fence();                                                 \
         }                                                                      \
-        if (i < n) {                                                           \
-            V va = sa, vb = sb;                                                \
-            if (AV) {                                                          \
-                va = (V){0};                                                   \
-                memcpy(&va, a + i, (n - i) * sizeof(T));                       \
-            }                                                                  \
-            if (BV) {                                                          \
-                vb = (V){0};                                                   \
-                memcpy(&vb, b + i, (n - i) * sizeof(T));                       \
-            }                                                                  \
-            VO r = F(va, vb);                                                  \
-            memcpy(y + i, &r, (n - i) * sizeof(TO));                           \
-        }                                                                      \
+        for (; i + w <= n; i += w)                                             \
+            MC_BINARY_BLOCK(T, V, VO, F, AV, BV, memcpy(y + i, &r, sizeof r)); \
+        if (i < n)                                                             \
+            MC_BINARY_PART(T, V, TO, VO, F, AV, BV, i, n - i);                 \
     }
 
 /* name_vv, name_sv, name_vs: the three classes of y[i] = F(a[i], b[i]). */
