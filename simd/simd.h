@@ -100,6 +100,48 @@ typedef void (*mc_binary_kernel)(const void *a, const void *b, void *y, size_t n
  * x != 0, to float16/bfloat16 rounds to nearest even). */
 typedef void (*mc_convert_kernel)(const void *x, void *y, size_t n);
 
+/* The table's contract: which entries are filled, and what they compute.
+ * Every table (every ISA) has exactly the same non-NULL entries; a NULL
+ * entry is a dtype MLX's ops layer never hands that primitive (it promotes
+ * or rejects first). dtypes: b = bool, ints = the eight integer types,
+ * floats = float16, float32, float64, bfloat16, c64 = complex64.
+ *
+ *   unary
+ *   ABS, SIGN, SQUARE         all (bool, unsigned: copies for abs; bool: copy
+ *                             for sign and square)
+ *   NEGATIVE                  all but bool
+ *   SQRT RSQRT RECIPROCAL EXP LOG LOG1P LOG2 LOG10 SIN COS TAN ARCSIN ARCCOS
+ *   ARCTAN SINH COSH TANH ARCSINH ARCCOSH ARCTANH, ROUND   floats and c64
+ *   EXPM1 SIGMOID ERF ERFINV  floats
+ *   FLOOR CEIL                floats, and copies for bool and ints
+ *   ROUND                     also copies for bool and ints
+ *   ISNAN ISINF ISFINITE ISPOSINF ISNEGINF   all (constant for bool, ints)
+ *   LOGICAL_NOT               bool
+ *   BITWISE_INVERT            ints, bool (as logical_not, like MLX)
+ *   CONJUGATE REAL IMAG       c64
+ *   binary (all three classes)
+ *   ADD SUBTRACT MULTIPLY DIVIDE POWER MAXIMUM MINIMUM   all
+ *   FLOOR_DIVIDE REMAINDER    all but c64
+ *   ARCTAN2 LOGADDEXP         floats
+ *   EQUAL ... GREATER_EQUAL   all (c64 ordered by real, then imaginary part)
+ *   EQUAL_NAN                 floats and c64
+ *   LOGICAL_AND LOGICAL_OR    bool
+ *   BITWISE_AND _OR _XOR      ints and bool
+ *   LEFT_SHIFT RIGHT_SHIFT    ints (MLX's ops layer shifts bool as uint8)
+ *   convert                   all 14 x 14 pairs; [d][d] is a copy
+ *
+ * Semantics where C or IEEE leave a choice (MLX's where MLX defines one):
+ * integer arithmetic wraps; integer DIVIDE and FLOOR_DIVIDE truncate toward
+ * zero (MLX's integer floor_divide is C division); REMAINDER takes the
+ * divisor's sign; x / 0 and x % 0 are 0 and INT_MIN / -1 is INT_MIN;
+ * integer POWER of a negative exponent is 0; shifts by a negative count or
+ * one >= the width give 0 (left) or 0 / -1 (right); MAXIMUM and MINIMUM
+ * return NaN if either input is; SIGN of NaN is 0; ROUND is half to even;
+ * bool arithmetic is logical (add = or, subtract = xor, multiply = and).
+ * float16 and bfloat16 compute in float32 and round to nearest even.
+ * Conversion rules are in k_convert.c (float to int truncates, NaN gives
+ * 0, out of range goes through int64; complex to real takes the real
+ * part). Float accuracy per function: the table in vec_math.h. */
 typedef struct mc_kernel_table {
     const char *isa; /* "scalar", "avx2", "avx512", "neon" */
     /* NULL where MLX does not define the op for that dtype */
