@@ -330,8 +330,9 @@ def supervise(args, argv):
         if done and rc == 0:
             break
         if current is None:
-            print("oracle worker failed outside a case (exit %s):\n%s" % (rc, err[-3000:]))
-            failures.append(("(worker)", "exit %s" % rc))
+            print("FAIL (oracle worker): exited with %s outside a case:\n%s" % (rc, err[-3000:]))
+            stats.setdefault("(worker)", {}).setdefault("fail", 0)
+            stats["(worker)"]["fail"] += 1
             break
         what = "hung for %ds" % HANG_SECONDS if hung else (
             "crashed with signal %d" % -rc if rc < 0 else "exited with %d" % rc)
