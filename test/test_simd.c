@@ -7,8 +7,9 @@
  * ULP bounds between an ISA kernel and the scalar reference (which calls
  * glibc's libm): 0 for exact operations (arithmetic, sqrt, rounding,
  * comparisons, conversions), 2 for functions on SLEEF's 1.0-ULP entry
- * points, 5 for the float32 functions on 3.5-ULP ones, 4 for sigmoid and
- * logaddexp, 8 for float32 erfinv; float16/bfloat16 results may differ by
+ * points, 5 for the float32 functions on 3.5-ULP ones, 4 for sigmoid, 8
+ * for float32 erfinv, 4 ULP of the larger input for logaddexp (its sum may
+ * cancel); float16/bfloat16 results may differ by
  * 1 unit of the half type wherever float32 ones may differ at all. Against
  * the exact answer (float64 libm), the float32 kernels of the best ISA must
  * stay within the bounds vec_math.h documents (checked separately). */
