@@ -37,6 +37,8 @@ const mc_prim_info mc_prims[MC_PRIM_COUNT] = {
     [MC_PRIM_PAD] = {"Pad", 2, mc_pad_infer, mc_pad_eval, NULL, NULL},
     [MC_PRIM_NUMBER_OF_ELEMENTS] = {"NumberOfElements", 1, mc_numel_infer, mc_numel_eval, NULL, NULL},
     /* linear algebra */
+    [MC_PRIM_MATMUL] = {"Matmul", 2, mc_matmul_infer, mc_matmul_eval, NULL, NULL},
+    [MC_PRIM_ADDMM] = {"AddMM", 3, mc_addmm_infer, mc_addmm_eval, mc_addmm_print, NULL},
     /* compile */
 };
 

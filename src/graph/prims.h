@@ -208,3 +208,20 @@ int mc_numel_eval(mc_array *out, mc_array *const *in, int n, const void *params)
  * three broadcast together) */
 int mc_select_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
 int mc_select_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+
+/* ---- linear algebra: Matmul, AddMM (prims_matmul.c, BLAS in blas.c) ----
+ * Inputs a (..., m, k) or (k), b (..., k, n) or (k), of one inexact dtype;
+ * batch dims broadcast. A 1-D a or b has no m or n dim in the output.
+ * AddMM takes a third input c (same dtype, real floating) that broadcasts
+ * to the output, and computes alpha * a @ b + beta * c. */
+typedef struct mc_addmm_params {
+    float alpha, beta;
+} mc_addmm_params;
+/* The checks MLX makes first, with its messages: no 0-d operand, and the
+ * inner dims agree. Returns 0 or reports naming fn. */
+int mc_matmul_check_shapes(const mc_array *a, const mc_array *b, const char *fn);
+int mc_matmul_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_matmul_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+int mc_addmm_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_addmm_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+void mc_addmm_print(FILE *f, const void *params);

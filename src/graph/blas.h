@@ -1,0 +1,64 @@
+/* The one place that calls cblas: batched matrix products and scaling over
+ * raw pointers, for the matmul family (prims_matmul.c). Nothing here knows
+ * arrays or graphs; every operand is described by a pointer, a transpose
+ * flag, a leading dimension and per-batch strides, all in elements.
+ *
+ * Threading: OpenBLAS runs its own threads, sized by the worker pool
+ * (src/runtime/pool.c sets openblas_set_num_threads to the pool's count).
+ * These functions make sure the pool has applied that count before the
+ * first BLAS call, and must not be called from inside a pool worker (a
+ * kernel is either a BLAS call or a pool loop, never both at once). */
+#ifndef MC_GRAPH_BLAS_H
+#define MC_GRAPH_BLAS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mlx/c/array.h"
+
+/* One operand of a batched product: the matrix of batch 0 starts at data;
+ * batch index (i0, i1, ...) adds sum(i_j * bstrides[j]) elements. Stored
+ * row-major with leading dimension ld, or, with trans, stored as its
+ * transpose (column-major) with leading dimension ld. */
+typedef struct mc_blas_operand {
+    const void *data;
+    bool trans;
+    int64_t ld;
+    const int64_t *bstrides; /* batch_ndim entries; 0 on broadcast dims */
+} mc_blas_operand;
+
+/* C[batch] = alpha * A[batch] @ B[batch] + beta * C[batch], for every index
+ * of batch_shape. A is m x k, B is k x n; C is dense row-major (ldc = n),
+ * batch after batch. dtype is float32, float64 or complex64 (alpha and
+ * beta are real). With beta == 0, C is written without being read. */
+typedef struct mc_blas_matmul_args {
+    mlx_dtype dtype;
+    int m, n, k;
+    float alpha, beta;
+    mc_blas_operand a, b;
+    void *c;
+    int batch_ndim;
+    const int *batch_shape;
+} mc_blas_matmul_args;
+
+/* Runs the product. Requires m, n, k >= 1, ld >= the stored row length
+ * (as cblas does) and a supported dtype; returns 0, or 1 with an error
+ * reported naming fn if the arguments do not fit cblas's int sizes. */
+int mc_blas_matmul(const mc_blas_matmul_args *args, const char *fn);
+
+/* x[i] *= alpha for i < n (dtype as above; n may exceed INT_MAX). */
+void mc_blas_scale(mlx_dtype dtype, size_t n, float alpha, void *x);
+
+/* The thread count OpenBLAS uses now (after applying the pool's), or 0
+ * when the BLAS library is not OpenBLAS. */
+int mc_blas_threads(void);
+
+/* Counters for tests: BLAS calls made and operands that had to be copied
+ * before a call (counted by the caller through mc_blas_note_copy). */
+typedef struct mc_blas_stats {
+    long gemm, gemv, copies;
+} mc_blas_stats;
+mc_blas_stats mc_blas_stats_get(void);
+void mc_blas_note_copy(void);
+
+#endif
