@@ -92,6 +92,10 @@ def values(rng, shape, d, dom="any"):
             v = np.where((pick >= 0.1) & (pick < 0.2), np.inf, v)
             v = np.where((pick >= 0.2) & (pick < 0.3), -np.inf, v)
             return _cast(rng, v, d, special=True)
+    if dom == "prod" and d == "complex64":
+        # Magnitudes near 1, so long products stay finite.
+        z = rng.uniform(0.95, 1.05, size=shape) * np.exp(1j * rng.uniform(-np.pi, np.pi, size=shape))
+        return z.astype(np.complex64)
     flo, fhi, ilo, ihi = DOMAINS[dom]
     if d in INT:
         if ilo is None:

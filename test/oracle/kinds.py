@@ -310,7 +310,8 @@ class ReduceForm(Row):
 class Scan(Row):
     """Scans: name(a, axis, reverse, inclusive). acc(x, axis, out) is the
     inclusive forward scan; ident(d) the value an exclusive scan starts
-    with."""
+    with. scale: "sum" widens the tolerance by the running sum of |x|,
+    "length" by |result| * sqrt(scan length)."""
     kind = "scan"
     big = True
 
@@ -336,9 +337,13 @@ class Scan(Row):
         v = to_carrier(x.vals, out) if exact else hi(x.vals, d)
         exp = scan_ref(self.acc, v, axis % nd, rev, inc, self.ident(out), out if exact else None)
         scale = None
-        if self.scale and not exact:
+        if self.scale == "sum" and not exact:
             scale = [scan_ref(lambda a, ax, o: np.cumsum(np.abs(a), axis=ax), hi(x.vals, d),
                               axis % nd, rev, inc, 0.0, None)]
+        elif self.scale == "length" and not exact:
+            # A sequential scan's rounding error grows with its length.
+            with np.errstate(all="ignore"):
+                scale = [np.where(np.isfinite(exp), np.abs(exp), 0) * np.sqrt(shp[axis % nd])]
         return Case(args, [x], [(exp, out)], optional=d in self.opt, tol=self.tol,
                     scale=scale, params=params)
 

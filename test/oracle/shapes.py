@@ -453,7 +453,7 @@ def b_trace(ctx, rng, combo, k):
         exp = np.sum(to_carrier(diag, out), axis=-1, dtype=np.dtype(to_carrier(0, out).dtype))
     else:
         exp = np.sum(hi(diag, dt), axis=-1)
-    return Case([x.arr, off, a1, a2, dt], [x], [(exp, out)],
+    return Case([x.arr, off, a1, a2, dt], [x], [(exp, out)], optional="complex64" in (d, dt),
                 params="offset=%d axis1=%d axis2=%d dtype=%s" % (off, a1, a2, dt))
 
 

@@ -432,13 +432,13 @@ ROWS = [
     # MLX: cumsum keeps the dtype (int8 wraps in int8; numpy widens), bool
     # gives int32; cumprod keeps bool as bool (logical and).
     Scan("cumsum", lambda v, ax, o: np.cumsum(v, axis=ax, dtype=v.dtype), lambda d: 0, ALL,
-         out=lambda d: "int32" if d == "bool" else d, scale=True, opt=OPT_C),
+         out=lambda d: "int32" if d == "bool" else d, scale="sum", opt=OPT_C),
     Scan("cumprod", lambda v, ax, o: np.cumprod(v, axis=ax, dtype=v.dtype), lambda d: 1, ALL,
          dom="prod", tol=4, opt=OPT_C),
     Scan("cummax", lambda v, ax, o: np.maximum.accumulate(v, axis=ax), _lowest, REAL),
     Scan("cummin", lambda v, ax, o: np.minimum.accumulate(v, axis=ax), _highest, REAL),
     Scan("logcumsumexp", lambda v, ax, o: np.logaddexp.accumulate(v, axis=ax),
-         lambda d: -np.inf, FLOAT, tol=2),
+         lambda d: -np.inf, FLOAT, scale="length"),
 ]
 
 ROWS += S.ROWS + K.ROWS
