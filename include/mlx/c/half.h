@@ -15,7 +15,9 @@ typedef __fp16 float16_t;
 __extension__ typedef _Float16 float16_t;
 #endif
 
-#if defined(__ARM_FEATURE_BF16) || defined(__aarch64__)
+/* clang before 15 rejects __bf16 on aarch64 unless +bf16 is enabled */
+#if defined(__ARM_FEATURE_BF16) || \
+    (defined(__aarch64__) && (!defined(__clang__) || __clang_major__ >= 15))
 #define HAS_BFLOAT16
 #include <arm_bf16.h>
 __extension__ typedef __bf16 bfloat16_t;
