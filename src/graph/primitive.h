@@ -33,6 +33,7 @@ typedef enum mc_prim_id {
     MC_PRIM_ARANGE,
     /* elementwise unary (prims_unary.c) */
     MC_PRIM_UNARY,       /* params: mc_unary_params (which function) */
+    MC_PRIM_STOP_GRADIENT, /* the identity; a view of its input */
     /* elementwise binary (prims_binary.c) */
     MC_PRIM_BINARY,      /* params: mc_binary_params (which function) */
     /* selection (prims_select.c) */

@@ -25,6 +25,8 @@ const mc_prim_info mc_prims[MC_PRIM_COUNT] = {
     /* creation */
     [MC_PRIM_ARANGE] = {"Arange", 0, mc_arange_infer, mc_arange_eval, NULL, NULL},
     /* elementwise unary */
+    [MC_PRIM_UNARY] = {"Unary", 1, mc_unary_infer, mc_unary_eval, NULL, mc_unary_name},
+    [MC_PRIM_STOP_GRADIENT] = {"StopGradient", 1, mc_stop_gradient_infer, mc_stop_gradient_eval, NULL, NULL},
     /* elementwise binary */
     [MC_PRIM_BINARY] = {"Binary", 2, mc_binary_infer, mc_binary_eval, NULL, mc_binary_name},
     /* selection */

@@ -225,3 +225,16 @@ int mc_matmul_eval(mc_array *out, mc_array *const *in, int n, const void *params
 int mc_addmm_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
 int mc_addmm_eval(mc_array *out, mc_array *const *in, int n, const void *params);
 void mc_addmm_print(FILE *f, const void *params);
+
+/* ---- elementwise ops helper: Unary family, StopGradient (prims_unary.c) ----
+ * A Unary node's input has the dtype its function runs in (ops convert
+ * first); infer fails if the kernel table has no entry for it. */
+int mc_unary_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_unary_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+const char *mc_unary_name(const void *params);
+/* The output dtype of a unary function on an input of dtype d: bool for
+ * logical_not and the isnan family, float32 for abs/real/imag of complex64. */
+mlx_dtype mc_unary_out_dtype(mc_unary_op op, mlx_dtype d);
+/* StopGradient: the input's values (a view of its buffer). */
+int mc_stop_gradient_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_stop_gradient_eval(mc_array *out, mc_array *const *in, int n, const void *params);
