@@ -944,6 +944,100 @@ static void test_an_op_may_write_over_its_own_input_handle(void **state)
     mlx_array_free(x);
 }
 
+static void test_large_arithmetic_split_over_threads_gives_every_value(void **state)
+{
+    (void)state;
+    /* well above the size at which contiguous kernels are split over the
+     * worker pool, and odd so the pieces are uneven */
+    enum { N = 300001 };
+    int shape[1] = {N};
+    mlx_array x = mlx_array_new(), y = mlx_array_new(), two = mlx_array_new_float(2), s = mlx_array_new(),
+              p = mlx_array_new();
+    assert_int_equal(mlx_arange(&x, 0, N, 1, MLX_FLOAT32, S), 0);
+    assert_int_equal(mlx_ones(&y, shape, 1, MLX_FLOAT32, S), 0);
+    assert_int_equal(mlx_add(&s, x, y, S), 0);      /* vector-vector */
+    assert_int_equal(mlx_multiply(&p, two, s, S), 0); /* scalar-vector */
+    assert_int_equal(mlx_array_eval(p), 0);
+    const float *pv = mlx_array_data_float32(p);
+    for (int i = 0; i < N; i++)
+        if (pv[i] != 2.0f * (float)(i + 1))
+            fail_msg("element %d is %g", i, (double)pv[i]);
+    TU_FREE(x, y, two, s, p);
+}
+
+static void test_large_broadcast_arithmetic_walks_strides(void **state)
+{
+    (void)state;
+    enum { R = 700, C = 130 };
+    int mshape[2] = {R, C}, rshape[1] = {C}, cshape[2] = {R, 1};
+    mlx_array m = mlx_array_new(), row = mlx_array_new(), col = mlx_array_new(), a = mlx_array_new(),
+              b = mlx_array_new(), t = mlx_array_new();
+    assert_int_equal(mlx_arange(&m, 0, R * C, 1, MLX_INT32, S), 0);
+    assert_int_equal(mlx_reshape(&m, m, mshape, 2, S), 0);
+    assert_int_equal(mlx_arange(&row, 0, C, 1, MLX_INT32, S), 0);
+    assert_int_equal(mlx_arange(&col, 0, R, 1, MLX_INT32, S), 0);
+    assert_int_equal(mlx_reshape(&col, col, cshape, 2, S), 0);
+    assert_true(tu_shape_is(row, 1, rshape));
+    assert_int_equal(mlx_subtract(&a, m, row, S), 0); /* (R,C) - (C,) = i*C */
+    assert_int_equal(mlx_multiply(&b, a, col, S), 0); /* * (R,1) = i*i*C */
+    assert_int_equal(mlx_transpose(&t, b, S), 0);
+    assert_int_equal(mlx_add(&t, t, t, S), 0);        /* strided read of a transposed view */
+    assert_int_equal(mlx_array_eval(t), 0);
+    const int32_t *tv = mlx_array_data_int32(t);
+    for (int j = 0; j < C; j++)
+        for (int i = 0; i < R; i++)
+            if (tv[j * R + i] != 2 * i * i * C)
+                fail_msg("t[%d][%d] = %d, want %d", j, i, tv[j * R + i], 2 * i * i * C);
+    TU_FREE(m, row, col, a, b, t);
+}
+
+static void test_astype_of_non_contiguous_views(void **state)
+{
+    (void)state;
+    int32_t v[6] = {1, 2, 3, 4, 5, 6};
+    int shape[2] = {2, 3}, bshape[3] = {2, 2, 3};
+    mlx_array a = tu_i32(v, shape, 2), t = mlx_array_new(), tf = mlx_array_new(), b = mlx_array_new(),
+              bf = mlx_array_new();
+    assert_int_equal(mlx_transpose(&t, a, S), 0);
+    assert_int_equal(mlx_astype(&tf, t, MLX_FLOAT64, S), 0);
+    expect_values(tf, (double[]){1, 4, 2, 5, 3, 6}, 6);
+    assert_int_equal(mlx_broadcast_to(&b, a, bshape, 3, S), 0);
+    assert_int_equal(mlx_astype(&bf, b, MLX_FLOAT16, S), 0);
+    expect_values(bf, (double[]){1, 2, 3, 4, 5, 6, 1, 2, 3, 4, 5, 6}, 12);
+    /* the conversions are materialised row-major */
+    assert_int_equal(mlx_array_strides(tf)[0], 2);
+    assert_int_equal(mlx_array_strides(bf)[0], 6);
+    TU_FREE(a, t, tf, b, bf);
+}
+
+static void test_transpose_of_a_transpose_is_row_contiguous_again(void **state)
+{
+    (void)state;
+    float v[6] = {0, 1, 2, 3, 4, 5};
+    int shape[2] = {2, 3};
+    mlx_array a = tu_f32(v, shape, 2), t = mlx_array_new(), tt = mlx_array_new();
+    assert_int_equal(mlx_transpose(&t, a, S), 0);
+    assert_int_equal(mlx_transpose(&tt, t, S), 0);
+    bool row = false;
+    assert_int_equal(_mlx_array_is_row_contiguous(&row, tt), 0);
+    assert_true(row);
+    assert_ptr_equal(mlx_array_data_float32(tt), mlx_array_data_float32(a));
+    expect_values(tt, (double[]){0, 1, 2, 3, 4, 5}, 6);
+    TU_FREE(a, t, tt);
+}
+
+static void test_arithmetic_on_0d_arrays_gives_0d(void **state)
+{
+    (void)state;
+    mlx_array a = mlx_array_new_int(7), b = mlx_array_new_int(-3), r = mlx_array_new();
+    assert_int_equal(mlx_multiply(&r, a, b, S), 0);
+    assert_int_equal(mlx_array_ndim(r), 0);
+    int32_t v = 0;
+    assert_int_equal(mlx_array_item_int32(&v, r), 0);
+    assert_int_equal(v, -21);
+    TU_FREE(a, b, r);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, NULL, tu_test_teardown)
 
 int main(void)
@@ -985,6 +1079,11 @@ int main(void)
         T(test_complex_arithmetic_uses_both_parts),
         T(test_arithmetic_on_empty_arrays_gives_empty_results),
         T(test_an_op_may_write_over_its_own_input_handle),
+        T(test_large_arithmetic_split_over_threads_gives_every_value),
+        T(test_large_broadcast_arithmetic_walks_strides),
+        T(test_astype_of_non_contiguous_views),
+        T(test_transpose_of_a_transpose_is_row_contiguous_again),
+        T(test_arithmetic_on_0d_arrays_gives_0d),
     };
     return cmocka_run_group_tests_name("eval", tests, tu_group_setup, tu_group_teardown);
 }
