@@ -985,6 +985,27 @@ static void test_tri_tril_triu_match_numpy(void **state)
     TU_FREE(y, m, one, mi, b, v);
 }
 
+static void test_trace_sums_the_diagonal_in_dtype(void **state)
+{
+    (void)state;
+    /* numpy: np.trace(arange(20).reshape(4, 5), 1) = 40; the 3-d case
+     * np.trace(x, offset=-1, axis1=1, axis2=2) = [13, 37]; past the end 0 */
+    mlx_array m = iota(MLX_FLOAT32, 2, SHAPE(4, 5)), x = iota(MLX_INT32, 3, SHAPE(2, 3, 4)), y = mlx_array_new();
+    OK(mlx_trace(&y, m, 1, 0, 1, MLX_FLOAT32, S));
+    assert_int_equal(mlx_array_dtype(y), MLX_FLOAT32);
+    EXPECT_VALS0(y, ((const double[]){40}));
+    OK(mlx_trace(&y, x, -1, 1, 2, MLX_INT64, S));
+    assert_int_equal(mlx_array_dtype(y), MLX_INT64);
+    EXPECT_VALS(y, SHAPE(2), ((const double[]){13, 37}));
+    OK(mlx_trace(&y, m, 7, 0, 1, MLX_FLOAT32, S));
+    EXPECT_VALS0(y, ((const double[]){0}));
+    EXPECT_FAIL(y, mlx_trace(&y, m, 0, 1, 1, MLX_FLOAT32, S), "[trace] axis1 and axis2 cannot be the same axis");
+    EXPECT_FAIL(y, mlx_trace(&y, m, 0, 0, 2, MLX_FLOAT32, S), "[trace] Invalid axis2 2");
+    mlx_array v = iota(MLX_FLOAT32, 1, SHAPE(3));
+    EXPECT_FAIL(y, mlx_trace(&y, v, 0, 0, 1, MLX_FLOAT32, S), "[trace] Array must have at least two dimensions");
+    TU_FREE(m, x, y, v);
+}
+
 /* ---- meshgrid ---- */
 
 static void test_meshgrid_xy_ij_and_sparse(void **state)
@@ -1202,6 +1223,7 @@ static int f_diag(mlx_array *y) { return mlx_diag(y, fi, -1, S); }
 static int f_take(mlx_array *y) { return mlx_take_axis(y, fx, fi, 1, S); }
 static int f_tril(mlx_array *y) { return mlx_triu(y, fx, 1, S); }
 static int f_clip(mlx_array *y) { return mlx_clip(y, fx, fv, fv, S); }
+static int f_trace(mlx_array *y) { return mlx_trace(y, fx, 0, 0, 1, MLX_FLOAT64, S); }
 static int f_as_strided(mlx_array *y)
 {
     return mlx_as_strided(y, fx, SHAPE(2, 2), 2, (const int64_t[]){1, 1}, 2, 1, S);
@@ -1245,8 +1267,8 @@ static void test_allocation_failures_report_once_and_leak_nothing(void **state)
     fx = iota(MLX_FLOAT32, 2, SHAPE(2, 3));
     fi = from_ints(MLX_INT32, (const int[]){2, -1, 0}, 1, SHAPE(3));
     fv = mlx_array_new_float(1.5f);
-    int (*ops[])(mlx_array *) = {f_pad_reflect, f_tile, f_roll, f_diag, f_take, f_tril, f_clip, f_as_strided,
-                                 f_concat, f_split};
+    int (*ops[])(mlx_array *) = {f_pad_reflect, f_tile, f_roll, f_diag,  f_take,
+                                 f_tril,        f_clip, f_trace, f_as_strided, f_concat, f_split};
     for (size_t k = 0; k < N_(ops); k++) {
         for (long n = 0;; n++) {
             mlx_array y = mlx_array_new();
@@ -1326,6 +1348,7 @@ int main(void)
         T(test_diag_builds_and_reads_diagonals),
         T(test_diagonal_is_a_view_over_any_axes),
         T(test_tri_tril_triu_match_numpy),
+        T(test_trace_sums_the_diagonal_in_dtype),
         T(test_meshgrid_xy_ij_and_sparse),
         T(test_where_broadcasts_and_promotes),
         T(test_where_reuses_a_dying_input_buffer_safely),
