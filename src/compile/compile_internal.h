@@ -19,7 +19,7 @@
 #include "array/array.h"
 #include "compile/list.h"
 
-/* ---- modes and tracing state (compile.c) ---- */
+/* ---- modes (compile.c) and tracing state (trace.c) ---- */
 
 /* The process-wide mode, an mlx_compile_mode value (MLX_DISABLE_COMPILE in
  * the environment makes the initial mode DISABLED, as in MLX). */
@@ -95,6 +95,11 @@ void mc_trace_free(mc_trace *t);
  * drops steps and constants no output needs. Returns 0, or 1 with an
  * out-of-memory error reported (t is then unchanged). */
 int mc_trace_simplify(mc_trace *t);
+
+/* Folds chains of elementwise steps whose intermediates nothing else uses
+ * into Compiled steps (MC_PRIM_FUSED). Returns 0, or 1 with an
+ * out-of-memory error reported (t is then unchanged). */
+int mc_trace_fuse(mc_trace *t);
 
 /* Step helpers shared by trace.c and simplify.c. */
 int mc_step_init(mc_step *s, int prim, int n_in, const int *in, const mc_meta *meta,

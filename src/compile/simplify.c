@@ -2,8 +2,8 @@
  * one value-numbering pass, which suffices because steps are already in
  * topological order):
  *   - constant scalars of equal dtype and value become one constant;
- *   - a Copy to the same dtype (a no-op for values) is replaced by its
- *     input;
+ *   - a Copy to the same dtype and a StopGradient (no-ops for values)
+ *     are replaced by their input;
  *   - a step equal to an earlier one (same primitive, same parameter
  *     bytes, same inputs after merging) is replaced by it, unless it is an
  *     output (as in MLX, outputs keep their own node);
@@ -109,9 +109,12 @@ static mlx_dtype slot_dtype(const mc_trace *t, int slot)
     return t->steps[slot - ni - nc].dtype;
 }
 
+/* MLX's no-ops: Copy (here: to the same dtype) and StopGradient. */
 static bool is_noop(const mc_trace *t, const mc_step *s)
 {
-    return s->prim == MC_PRIM_COPY && s->n_in == 1 && slot_dtype(t, s->in[0]) == s->dtype;
+    if (s->n_in != 1 || slot_dtype(t, s->in[0]) != s->dtype)
+        return false;
+    return s->prim == MC_PRIM_COPY || s->prim == MC_PRIM_STOP_GRADIENT;
 }
 
 int mc_trace_simplify(mc_trace *t)

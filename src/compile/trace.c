@@ -453,6 +453,8 @@ int mc_trace_build(mc_trace **out, mc_closure *fun, mc_array *const *inputs, int
         goto fail;
     if (mode != MLX_COMPILE_MODE_NO_SIMPLIFY && mc_trace_simplify(t))
         goto fail;
+    if (mode == MLX_COMPILE_MODE_ENABLED && mc_trace_fuse(t))
+        goto fail;
 
     for (int i = 0; i < n_out; i++)
         mc_array_release(outs[i]);

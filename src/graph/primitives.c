@@ -42,6 +42,7 @@ const mc_prim_info mc_prims[MC_PRIM_COUNT] = {
     [MC_PRIM_MATMUL] = {"Matmul", 2, mc_matmul_infer, mc_matmul_eval, NULL, NULL},
     [MC_PRIM_ADDMM] = {"AddMM", 3, mc_addmm_infer, mc_addmm_eval, mc_addmm_print, NULL},
     /* compile */
+    [MC_PRIM_FUSED] = {"Compiled", -1, mc_fused_infer, mc_fused_eval, NULL, mc_fused_name},
 };
 
 /* Every id below MC_PRIM_COUNT must have an entry with infer and eval, or
