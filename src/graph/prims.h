@@ -108,9 +108,6 @@ typedef struct mc_unflatten_params {
 int mc_flatten_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
 int mc_unflatten_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
 int mc_reshape_like_eval(mc_array *out, mc_array *const *in, int n, const void *params);
-/* Gives out (x's size, any shape) a new row-major buffer holding x's
- * values in x's logical order: the copying case of any reshape. */
-int mc_reshape_copy(mc_array *out, mc_array *x, const char *fn);
 
 /* prims_view2.c: Slice (a view; negative steps give negative strides).
  * Params are the caller's start/stop/strides, normalised against the

@@ -160,38 +160,10 @@ int mc_unflatten_infer(mc_meta *out, mc_array *const *in, int n, const void *par
     return 0;
 }
 
-int mc_reshape_copy(mc_array *out, mc_array *x, const char *fn)
-{
-    /* the walk follows x's own shape and strides; the destination is
-     * x's shape laid out row-major, which is out's row-major layout too */
-    if (mc_array_alloc_data(out, fn))
-        return 1;
-    if (x->size == 0)
-        return 0;
-    size_t isz = mc_dtype_size(x->dtype);
-    mc_unary_kernel k = mc_kernels()->convert[x->dtype][x->dtype];
-    if (x->ndim == 0) {
-        k(x->data, out->data, 1);
-        return 0;
-    }
-    int64_t rows[MC_MAX_NDIM];
-    mc_row_strides(x->ndim, x->shape, rows);
-    mc_unary_strided(k, isz, isz, x->data, x->strides, out->data, rows, x->ndim, x->shape);
-    return 0;
-}
-
 int mc_reshape_like_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
-    (void)n;
-    (void)params;
-    mc_array *x = in[0];
-    if (x->flags & MC_FLAG_ROW_CONTIG) {
-        int64_t strides[MC_MAX_NDIM];
-        mc_row_strides(out->ndim, out->shape, strides);
-        mc_array_set_view(out, x, x->data, strides);
-        return 0;
-    }
-    return mc_reshape_copy(out, x, out->prim == MC_PRIM_FLATTEN ? "flatten" : "unflatten");
+    /* Reshape's evaluation depends only on the input and the output's shape */
+    return mc_reshape_eval(out, in, n, params);
 }
 
 /* ---- Slice ---- */

@@ -19,8 +19,6 @@ static mc_array *unflatten_node(mc_array *a, int axis, int n, const int *shape, 
     return mc_node_new(fn, MC_PRIM_UNFLATTEN, &a, 1, &p, sizeof p);
 }
 
-/* Built from Flatten and Unflatten (a copy at most, in Flatten, and only
- * for a non-row-contiguous input), whose shapes follow their input's. */
 mc_array *mc_sh_reshape(mc_array *a, int ndim, const int *shape, const char *fn)
 {
     if (a->ndim == ndim && (ndim == 0 || !memcmp(a->shape, shape, sizeof(int) * (size_t)ndim)))
@@ -32,15 +30,7 @@ mc_array *mc_sh_reshape(mc_array *a, int ndim, const int *shape, const char *fn)
                  mc_shape_str(s, sizeof s, ndim, shape));
         return NULL;
     }
-    if (a->ndim == 0) /* one element: always a view */
-        return mc_op_dims_node(MC_PRIM_RESHAPE, a, ndim, shape, fn);
-    mc_array *flat = mc_sh_flatten(a, 0, a->ndim - 1, fn);
-    if (!flat || ndim == 1)
-        return flat;
-    int zero = 0;
-    mc_array *out = ndim == 0 ? mc_sh_squeeze(flat, &zero, 1, fn) : unflatten_node(flat, 0, ndim, shape, fn);
-    mc_array_release(flat);
-    return out;
+    return mc_op_dims_node(MC_PRIM_RESHAPE, a, ndim, shape, fn);
 }
 
 mc_array *mc_sh_transpose(mc_array *a, const int *perm, const char *fn)
