@@ -42,11 +42,4 @@ mc_array *mc_sh_tri_mask(int n, int m, int64_t k, bool diagonal_only, const char
  * they are distinct: "[fn] Received duplicate axes." */
 int mc_sh_axes(const int *axes, size_t n, int ndim, int *out, const char *fn);
 
-/* Declared in mlx-c v0.6.0's ops.h; until include/mlx/c/ops.h lists them
- * they are declared here (and not exported). */
-int mlx_roll_axis(mlx_array *res, const mlx_array a, const int *shift, size_t shift_num, int axis,
-                  const mlx_stream s);
-int mlx_roll_axes(mlx_array *res, const mlx_array a, const int *shift, size_t shift_num, const int *axes,
-                  size_t axes_num, const mlx_stream s);
-
 #endif

@@ -799,6 +799,24 @@ int mlx_roll(
     const int* shift,
     size_t shift_num,
     const mlx_stream s);
+/* Rolls along one axis by the sum of the shifts. */
+int mlx_roll_axis(
+    mlx_array* res,
+    const mlx_array a,
+    const int* shift,
+    size_t shift_num,
+    int axis,
+    const mlx_stream s);
+/* Rolls along each of axes by the matching shift (at least one shift per
+ * axis is required). */
+int mlx_roll_axes(
+    mlx_array* res,
+    const mlx_array a,
+    const int* shift,
+    size_t shift_num,
+    const int* axes,
+    size_t axes_num,
+    const mlx_stream s);
 
 /* Returns a's values in a contiguous row-major layout (column-major also
  * accepted when allow_col_major is true); nothing is copied if a already has
