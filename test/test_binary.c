@@ -13,6 +13,7 @@
 
 #include <cmocka.h>
 
+#include "runtime/alloc.h" /* mc_fault_fail_after */
 #include "test_util.h"
 
 typedef int (*binary_fn)(mlx_array *, const mlx_array, const mlx_array, const mlx_stream);
@@ -532,6 +533,70 @@ static void test_isclose_of_integers_and_broadcast(void **state)
     TU_FREE(a, b, r, c);
 }
 
+/* ---- allocation failures ---- */
+
+#ifdef MC_FAULT_INJECTION
+static mlx_array fa, fb;
+
+static int f_isclose(mlx_array *r) { return mlx_isclose(r, fa, fb, 1e-5, 1e-8, true, tu_stream()); }
+static int f_floor_divide(mlx_array *r) { return mlx_floor_divide(r, fa, fb, tu_stream()); }
+static int f_right_shift(mlx_array *r) { return mlx_right_shift(r, fa, fb, tu_stream()); }
+static int f_logaddexp(mlx_array *r) { return mlx_logaddexp(r, fa, fb, tu_stream()); }
+static int f_divmod(mlx_array *r)
+{
+    mlx_vector_array v = mlx_vector_array_new();
+    if (!v.ctx)
+        return -1;
+    int rc = mlx_divmod(&v, fa, fb, tu_stream());
+    if (!rc)
+        rc = mlx_vector_array_get(r, v, 0);
+    mlx_vector_array_free(v);
+    return rc;
+}
+#endif
+
+/* Fails the 1st, 2nd, ... allocation of building and evaluating each
+ * composed op until it succeeds: every failure is one report and (under
+ * valgrind) frees everything it took. Only in a -Dfault_injection=true
+ * build; skipped otherwise. */
+static void test_allocation_failures_report_once_and_leak_nothing(void **state)
+{
+    (void)state;
+#ifndef MC_FAULT_INJECTION
+    skip();
+#else
+    fa = tu_array_of(MLX_INT16, (double[]){-7, 8, 120}, (int[]){3}, 1);
+    fb = tu_array_of(MLX_INT8, (double[]){2, -3, -27}, (int[]){3}, 1);
+    int (*ops[])(mlx_array *) = {f_isclose, f_floor_divide, f_right_shift, f_logaddexp, f_divmod};
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        for (long n = 0;; n++) {
+            mlx_array y = mlx_array_new();
+            mc_fault_fail_after(n);
+            int rc = ops[k](&y);
+            if (rc < 0) { /* the harness's own allocation failed */
+                mc_fault_fail_after(-1);
+                tu_reset_errors();
+                continue;
+            }
+            if (!rc)
+                rc = mlx_array_eval(y);
+            mc_fault_fail_after(-1);
+            mlx_array_free(y);
+            if (!rc) {
+                tu_expect_no_error();
+                break;
+            }
+            if (tu_error_count() != 1)
+                fail_msg("op %zu, allocation %ld: %d messages, last \"%s\"", k, n, tu_error_count(),
+                         tu_last_error());
+            tu_reset_errors();
+            assert_true(n < 1000);
+        }
+    }
+    TU_FREE(fa, fb);
+#endif
+}
+
 /* ---- errors ---- */
 
 static void test_bad_arguments_report_one_error_naming_the_op(void **state)
@@ -593,6 +658,7 @@ int main(void)
         cmocka_unit_test_teardown(test_non_contiguous_operands, tu_test_teardown),
         cmocka_unit_test_teardown(test_isclose, tu_test_teardown),
         cmocka_unit_test_teardown(test_isclose_of_integers_and_broadcast, tu_test_teardown),
+        cmocka_unit_test_teardown(test_allocation_failures_report_once_and_leak_nothing, tu_test_teardown),
         cmocka_unit_test_teardown(test_bad_arguments_report_one_error_naming_the_op, tu_test_teardown),
     };
     return cmocka_run_group_tests_name("binary", tests, tu_group_setup, tu_group_teardown);

@@ -12,6 +12,7 @@
 #include <cmocka.h>
 
 #include "graph/primitive.h"
+#include "runtime/alloc.h" /* mc_fault_fail_after */
 #include "test_util.h"
 
 typedef int (*unary_fn)(mlx_array *, const mlx_array, const mlx_stream);
@@ -795,6 +796,56 @@ static void test_large_arrays_are_computed_everywhere(void **state)
     free(v);
 }
 
+/* ---- allocation failures ---- */
+
+#ifdef MC_FAULT_INJECTION
+static mlx_array fx, fi;
+
+static int f_round(mlx_array *r) { return mlx_round(r, fx, 2, tu_stream()); }
+static int f_nan_to_num(mlx_array *r) { return mlx_nan_to_num(r, fx, 0.0f, NONE, NONE, tu_stream()); }
+static int f_degrees(mlx_array *r) { return mlx_degrees(r, fi, tu_stream()); }
+static int f_imag(mlx_array *r) { return mlx_imag(r, fi, tu_stream()); }
+static int f_isinf(mlx_array *r) { return mlx_isinf(r, fi, tu_stream()); }
+static int f_stop_gradient(mlx_array *r) { return mlx_stop_gradient(r, fx, tu_stream()); }
+static int f_exp(mlx_array *r) { return mlx_exp(r, fi, tu_stream()); }
+#endif
+
+/* Fails the 1st, 2nd, ... allocation of building and evaluating each op
+ * until it succeeds: every failure is one report and (under valgrind)
+ * frees everything it took. Only in a -Dfault_injection=true build. */
+static void test_allocation_failures_report_once_and_leak_nothing(void **state)
+{
+    (void)state;
+#ifndef MC_FAULT_INJECTION
+    skip();
+#else
+    fx = vec_via_f32(MLX_FLOAT16, (float[]){NAN, 1.25f, -INFINITY}, 3);
+    fi = vec_of(MLX_INT8, (double[]){1, -2, 3}, 3);
+    int (*ops[])(mlx_array *) = {f_round, f_nan_to_num, f_degrees, f_imag, f_isinf, f_stop_gradient, f_exp};
+    for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
+        for (long n = 0;; n++) {
+            mlx_array y = mlx_array_new();
+            mc_fault_fail_after(n);
+            int rc = ops[k](&y);
+            if (!rc)
+                rc = mlx_array_eval(y);
+            mc_fault_fail_after(-1);
+            mlx_array_free(y);
+            if (!rc) {
+                tu_expect_no_error();
+                break;
+            }
+            if (tu_error_count() != 1)
+                fail_msg("op %zu, allocation %ld: %d messages, last \"%s\"", k, n, tu_error_count(),
+                         tu_last_error());
+            tu_reset_errors();
+            assert_true(n < 1000);
+        }
+    }
+    TU_FREE(fx, fi);
+#endif
+}
+
 /* ---- errors and result handling ---- */
 
 static void test_bad_arguments_report_one_error_naming_the_op(void **state)
@@ -863,6 +914,7 @@ int main(void)
         cmocka_unit_test_teardown(test_empty_and_scalar_shapes, tu_test_teardown),
         cmocka_unit_test_teardown(test_strided_and_broadcast_inputs, tu_test_teardown),
         cmocka_unit_test_teardown(test_large_arrays_are_computed_everywhere, tu_test_teardown),
+        cmocka_unit_test_teardown(test_allocation_failures_report_once_and_leak_nothing, tu_test_teardown),
         cmocka_unit_test_teardown(test_bad_arguments_report_one_error_naming_the_op, tu_test_teardown),
         cmocka_unit_test_teardown(test_result_replaces_res_and_may_alias_the_input, tu_test_teardown),
     };

@@ -7,6 +7,7 @@
 void mc_ew_begin(mc_ew *s, const char *fn)
 {
     s->fn = fn;
+    s->failed = false;
     s->n = 0;
 }
 
@@ -28,10 +29,13 @@ int mc_ew_finish(mc_ew *s, mlx_array *res, mc_array *r)
 
 mc_array *mc_ew_hold(mc_ew *s, mc_array *a)
 {
-    if (!a)
+    if (!a) {
+        s->failed = true;
         return NULL;
+    }
     if (s->n == MC_EW_MAX_HELD) {
         mc_array_release(a);
+        s->failed = true;
         mc_error("[%s] Internal: too many intermediate arrays.", s->fn);
         return NULL;
     }
@@ -63,14 +67,16 @@ mc_array *mc_ew_astype(mc_ew *s, mc_array *a, mlx_dtype dtype)
 {
     /* a is held by the scope or by the caller's handle, which outlives
      * the op: no reference is needed to hand it back */
-    if (!a || a->dtype == dtype)
+    if (s->failed || !a)
+        return NULL;
+    if (a->dtype == dtype)
         return a;
     return mc_ew_hold(s, mc_op_astype(a, dtype, s->fn));
 }
 
 mc_array *mc_ew_unary(mc_ew *s, mc_unary_op op, mc_array *a)
 {
-    if (!a)
+    if (s->failed || !a)
         return NULL;
     mc_unary_params p = {op};
     return mc_ew_hold(s, mc_node_new(s->fn, MC_PRIM_UNARY, &a, 1, &p, sizeof p));
@@ -88,7 +94,7 @@ mc_array *mc_ew_binary(mc_ew *s, mc_binary_op op, mc_array *a, mc_array *b, mlx_
 
 mc_array *mc_ew_promoted(mc_ew *s, mc_binary_op op, mc_array *a, mc_array *b, bool to_float)
 {
-    if (!a || !b)
+    if (s->failed || !a || !b)
         return NULL;
     mlx_dtype t = mc_promote(a->dtype, b->dtype);
     return mc_ew_binary(s, op, a, b, to_float ? mc_at_least_float(t) : t);
@@ -98,8 +104,11 @@ mc_array *mc_ew_scalar(mc_ew *s, double v, mlx_dtype dtype)
 {
     /* converted by the same kernel astype uses, so a constant of a
      * float16 or bool array rounds exactly as a converted array would */
+    if (s->failed)
+        return NULL;
     mc_convert_kernel k = mc_kernels()->convert[MLX_FLOAT64][dtype];
     if (!k) {
+        s->failed = true;
         mc_error("[%s] Cannot make a %s constant.", s->fn, mc_dtype_name(dtype));
         return NULL;
     }
@@ -118,7 +127,7 @@ mc_array *mc_ew_full_like(mc_ew *s, double v, mlx_dtype dtype, const mc_array *l
 
 mc_array *mc_ew_where(mc_ew *s, mc_array *cond, mc_array *x, mc_array *y)
 {
-    if (!cond || !x || !y)
+    if (s->failed || !cond || !x || !y)
         return NULL;
     mc_array *in[3] = {cond, x, y};
     return mc_ew_hold(s, mc_node_new(s->fn, MC_PRIM_WHERE, in, 3, NULL, 0));

@@ -4,8 +4,9 @@
  *
  * A scope holds a reference to every node built in it, so a composed op
  * writes its steps one after another without a cleanup ladder per step:
- * a step given a NULL input (an earlier step failed and reported) returns
- * NULL without reporting again, and mc_ew_end releases everything. */
+ * once a step has failed (and reported), every later step returns NULL
+ * without doing or reporting anything, and mc_ew_end releases everything.
+ * So an op reports one message, whichever step fails. */
 #ifndef MC_OPS_EW_H
 #define MC_OPS_EW_H
 
@@ -16,6 +17,7 @@ enum { MC_EW_MAX_HELD = 96 };
 
 typedef struct mc_ew {
     const char *fn; /* the mlx-c op being built, for messages */
+    bool failed;    /* a step failed and reported: later steps do nothing */
     int n;
     mc_array *held[MC_EW_MAX_HELD];
 } mc_ew;
