@@ -1,0 +1,141 @@
+"""numpy side of the benchmarks: the same figures as bench/bench_ops.c, on
+the same inputs, timed the same way (CLOCK_MONOTONIC, median of N
+repetitions after warm-up), printed in the same "BENCH ..." line format.
+
+Run it with the system python3 (numpy 1.24). It also reports, through
+threadpoolctl when that is installed, which BLAS library and kernel numpy
+runs; without threadpoolctl it asks OpenBLAS itself through ctypes and
+says so.
+"""
+import ctypes
+import os
+import sys
+import time
+
+import numpy as np
+
+N16M = 16 * 1024 * 1024
+N1M = 1024 * 1024
+
+
+def reps_of(n):
+    """n scaled as bench_util.c's bu_reps does."""
+    scale = float(os.environ.get("BENCH_REPS_SCALE") or 1.0)
+    if os.environ.get("BENCH_QUICK", "") not in ("", "0"):
+        scale /= 3.0
+    return max(1, int(n * scale + 0.5))
+
+
+def now_ns():
+    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+
+
+def fill(n, lo, hi, phase):
+    """lo + (hi - lo) * frac(i * golden + phase), in float64, as float32:
+    the formula of bench_ops.c's fill()."""
+    f = np.arange(n, dtype=np.float64) * 0.6180339887498949 + phase
+    f -= np.floor(f)
+    return (lo + (hi - lo) * f).astype(np.float32)
+
+
+def measure(fn, warm, reps):
+    for _ in range(warm):
+        fn()
+    t = []
+    for _ in range(reps):
+        t0 = now_ns()
+        fn()
+        t.append(now_ns() - t0)
+    t.sort()
+    return t[(reps - 1) // 2], t[0], reps
+
+
+def report(name, threads, fn, warm, reps):
+    med, mn, n = measure(fn, warm, reps_of(reps))
+    print(f"BENCH side=numpy name={name} threads={threads} "
+          f"median_ns={med} min_ns={mn} reps={n}", flush=True)
+
+
+def info(key, value):
+    print(f"INFO {key}={value}", flush=True)
+
+
+def blas_info():
+    """Returns (description, BLAS threads) for the BLAS numpy loaded."""
+    try:
+        from threadpoolctl import threadpool_info
+    except ImportError:
+        threadpool_info = None
+    if threadpool_info is not None:
+        for lib in threadpool_info():
+            if lib.get("user_api") == "blas":
+                desc = (f"{lib.get('internal_api')} {lib.get('version')} "
+                        f"kernel={lib.get('architecture')} "
+                        f"({os.path.basename(lib.get('filepath', ''))}; "
+                        f"threadpoolctl)")
+                return desc, lib.get("num_threads")
+        return "no BLAS found by threadpoolctl", None
+    # No threadpoolctl: find the OpenBLAS numpy mapped and ask it directly.
+    with open("/proc/self/maps") as maps:
+        paths = {line.split()[-1] for line in maps
+                 if "openblas" in line and ".so" in line}
+    for path in sorted(paths):
+        lib = ctypes.CDLL(path)
+        if hasattr(lib, "openblas_get_corename"):
+            break
+    else:
+        return "threadpoolctl not installed; no OpenBLAS mapped", None
+    lib.openblas_get_corename.restype = ctypes.c_char_p
+    core = lib.openblas_get_corename().decode()
+    threads = lib.openblas_get_num_threads()
+    return (f"openblas kernel={core} ({os.path.basename(path)}; "
+            f"threadpoolctl not installed, asked OpenBLAS via ctypes)"), threads
+
+
+def main():
+    info("program", "numpy_ref")
+    info("numpy", np.__version__)
+    info("python", sys.version.split()[0])
+    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        info(f"env_{var}", os.environ.get(var, "(unset)"))
+
+    x = fill(N16M, -1, 1, 0.0)
+    y = fill(N16M, -1, 1, 0.5)
+    # numpy's elementwise ufuncs and reductions run on one thread.
+    report("add_16M", 1, lambda: x + y, 3, 21)
+    report("multiply_16M", 1, lambda: x * y, 3, 21)
+    report("sum_16M", 1, lambda: x.sum(), 3, 21)
+    del x, y
+
+    unary = [
+        ("exp_1M", np.exp, -10, 10),
+        ("log_1M", np.log, 0.01, 100),
+        ("tanh_1M", np.tanh, -5, 5),
+        ("sin_1M", np.sin, -10, 10),
+        ("sigmoid_1M", lambda v: 1 / (1 + np.exp(-v)), -10, 10),
+    ]
+    for name, fn, lo, hi in unary:
+        v = fill(N1M, lo, hi, 0.0)
+        report(name, 1, lambda fn=fn, v=v: fn(v), 5, 51)
+
+    s = fill(4096 * 1024, -5, 5, 0.0).reshape(4096, 1024)
+
+    def softmax():
+        e = np.exp(s - s.max(axis=-1, keepdims=True))
+        return e / e.sum(axis=-1, keepdims=True)
+
+    report("softmax_4096x1024", 1, softmax, 3, 21)
+    del s
+
+    # After the first BLAS call, so the library is loaded and initialised.
+    a = fill(1024 * 1024, -1, 1, 0.0).reshape(1024, 1024)
+    b = fill(1024 * 1024, -1, 1, 0.5).reshape(1024, 1024)
+    a @ b
+    desc, threads = blas_info()
+    info("blas", desc)
+    info("blas_threads", threads)
+    report("matmul_1024", threads or 0, lambda: a @ b, 2, 11)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,315 @@
+"""Turns the result lines of a bench run into docs/benchmarks.md.
+
+Input: a directory of text files holding the lines that bench_ops,
+bench_compile and numpy_ref.py print ("BENCH side=.. name=.. threads=..
+median_ns=..", "INFO key=value") and the "META key=value" lines that
+bench/run.sh writes; files named <program>-<round>.txt. A figure measured
+in several rounds shows the median of its round medians. A ratio is taken
+per round, between the reference and our figure of that round (measured
+seconds apart), and the median of those ratios is reported with their
+range. Every ratio is reference time / our time (above 1: faster than the
+reference), except the thread-scaling row: our 1-thread time / our
+2-thread time.
+
+Usage: report.py RESULTS_DIR OUTPUT.md
+"""
+import glob
+import os
+import re
+import statistics
+import sys
+
+BYTES_16M_3 = 3 * 16 * 1024 * 1024 * 4  # STREAM add/triad traffic counted
+
+
+def parse(results_dir):
+    figs = {}   # (side, name, threads) -> {"rounds": {round: median}, ..}
+    info = {}   # (program, key) -> value
+    meta = {}
+    for path in sorted(glob.glob(os.path.join(results_dir, "*.txt"))):
+        m = re.search(r"-(\d+)\.txt$", path)
+        rnd = int(m.group(1)) if m else 0
+        program = None
+        with open(path) as f:
+            for line in f:
+                line = line.strip()
+                if line.startswith("META "):
+                    k, _, v = line[5:].partition("=")
+                    meta[k] = v
+                elif line.startswith("INFO "):
+                    k, _, v = line[5:].partition("=")
+                    if k == "program":
+                        program = v
+                    info[(program, k)] = v
+                elif line.startswith("BENCH "):
+                    kv = dict(p.split("=", 1) for p in line[6:].split())
+                    key = (kv["side"], kv["name"], int(kv["threads"]))
+                    entry = figs.setdefault(key, {"rounds": {}, "status": None,
+                                                  "reps": 0, "symbol": None})
+                    if "median_ns" in kv:
+                        entry["rounds"][rnd] = int(kv["median_ns"])
+                        entry["reps"] += int(kv["reps"])
+                    else:
+                        entry["status"] = kv.get("status", "failed")
+                        entry["symbol"] = kv.get("symbol")
+    return figs, info, meta
+
+
+def fmt_time(ns):
+    if ns is None:
+        return "—"
+    if ns >= 1e6:
+        return f"{ns / 1e6:.2f} ms"
+    if ns >= 1e3:
+        return f"{ns / 1e3:.2f} µs"
+    return f"{ns:.0f} ns"
+
+
+class Report:
+    def __init__(self, figs):
+        self.figs = figs
+        self.rows = []   # for the summary of targets
+
+    def time(self, side, name, threads):
+        e = self.figs.get((side, name, threads))
+        if not e or not e["rounds"]:
+            return None
+        return statistics.median(e["rounds"].values())
+
+    def ratios(self, ours, ref):
+        """Per-round ref/ours ratios, for the rounds that have both."""
+        a = self.figs.get(ours, {}).get("rounds", {})
+        b = self.figs.get(ref, {}).get("rounds", {})
+        return [b[k] / a[k] for k in sorted(a) if k in b and a[k] > 0]
+
+    def state(self, side, name, threads):
+        e = self.figs.get((side, name, threads))
+        if e is None:
+            return "not measured"
+        if e["rounds"]:
+            return None
+        if e["status"] == "unavailable":
+            return f"not available yet (`{e['symbol']}` not exported)"
+        return "failed"
+
+    def row(self, label, ours, ref, ref_label, target, note=""):
+        """ours/ref: (side, name, threads). Returns a markdown table row."""
+        t_ours = self.time(*ours)
+        t_ref = self.time(*ref)
+        problem = self.state(*ours) or self.state(*ref)
+        per_round = self.ratios(ours, ref)
+        ratio = statistics.median(per_round) if per_round else None
+        if problem:
+            verdict = problem
+        elif target is None:
+            verdict = "(no target)"
+        else:
+            verdict = "met" if ratio >= target else "**not met**"
+        tgt = f"≥ {target:g}x" if target is not None else "—"
+        rtxt = f"{ratio:.2f}x" if ratio is not None else "—"
+        spread = (f"{min(per_round):.2f}–{max(per_round):.2f}"
+                  if len(per_round) > 1 else "—")
+        if target is not None:
+            self.rows.append((label, rtxt, tgt, verdict))
+        return (f"| {label} | {fmt_time(t_ours)} | {ours[2]} | {ref_label} | "
+                f"{fmt_time(t_ref)} | {rtxt} | {spread} | {tgt} | {verdict} |{note}")
+
+
+HEAD = ("| figure | ours | threads | reference | ref. time | ratio "
+        "| per-round range | target | result |\n"
+        "|---|---|---|---|---|---|---|---|---|")
+
+
+def gbs(ns):
+    return f"{BYTES_16M_3 / ns:.1f} GB/s" if ns else "—"
+
+
+def build(figs, info, meta):
+    r = Report(figs)
+    out = []
+    w = out.append
+
+    w("# Benchmarks")
+    w("")
+    w("Written by `bench/run.sh` (do not edit by hand; rerun it). Every figure "
+      "is a median of repetitions after warm-up, timed with "
+      "`clock_gettime(CLOCK_MONOTONIC)`, and every ratio is against a "
+      "reference measured **in the same run** on the same machine: numpy "
+      "(through `/usr/bin/python3`), a STREAM add/triad loop and direct "
+      "`cblas_sgemm` calls in `bench/bench_ops.c`. Ratio = reference time / "
+      "our time, so above 1 means faster than the reference (the thread-"
+      "scaling row divides our 1-thread time by our 2-thread time). Sizes "
+      "are in float32 elements.")
+    w("")
+    w("## Run")
+    w("")
+    w(f"- date: {meta.get('date', '?')}")
+    w(f"- CPU: {meta.get('cpu', '?')} ({meta.get('cores', '?')} cores online)")
+    w(f"- load average (1 min) before / after the run: "
+      f"{meta.get('load_before', '?')} / {meta.get('load_after', '?')} on "
+      f"{meta.get('cores', '?')} cores. The machine (a VM) is shared with "
+      f"other builds and tests, so absolute times are noisy and drift; the "
+      f"per-round ratios compare figures taken seconds apart, and their "
+      f"range shows how much the noise moved them.")
+    commit = meta.get("commit", "?")
+    if commit.endswith("-dirty"):
+        commit += " (the work tree held uncommitted work in progress)"
+    w(f"- library: commit {commit}, "
+      f"{meta.get('buildtype', 'release')} build with {meta.get('cc', '?')}, "
+      f"SIMD kernels in use (`mlx_cpu_isa()`): "
+      f"**{info.get(('bench_ops', 'isa'), '?')}**")
+    w(f"- threads: the library's default is "
+      f"{info.get(('bench_ops', 'default_threads'), '?')}; each row says the "
+      f"count it ran with (`mlx_cpu_set_num_threads`, which also sets "
+      f"OpenBLAS's). numpy's ufuncs and reductions run on 1 thread; its "
+      f"matmul on {info.get(('numpy_ref', 'blas_threads'), '?')} OpenBLAS "
+      f"threads.")
+    w(f"- BLAS: ours links {info.get(('bench_ops', 'openblas_config'), '?')}, "
+      f"kernel **{info.get(('bench_ops', 'openblas_core'), '?')}**; numpy "
+      f"{info.get(('numpy_ref', 'numpy'), '?')} runs "
+      f"{info.get(('numpy_ref', 'blas'), '?')}.")
+    w(f"- environment: both the C programs and numpy ran under "
+      f"`env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE` (before the run these "
+      f"were: OPENBLAS_CORETYPE={meta.get('env_OPENBLAS_CORETYPE', '?')}, "
+      f"OPENBLAS_L2_SIZE={meta.get('env_OPENBLAS_L2_SIZE', '?')}); tests and "
+      f"CI keep the environment as it is.")
+    w(f"- rounds: {meta.get('rounds', '?')}, each running numpy_ref.py, "
+      f"bench_ops and bench_compile in turn with "
+      f"{meta.get('reps_scale', '?')} of their nominal repetitions; "
+      f"{meta.get('seconds', '?')} s of measuring in all. A time shown is the "
+      f"median of its round medians; a ratio is the median of the per-round "
+      f"ratios (reference and ours measured seconds apart), with their "
+      f"range beside it.")
+    w("")
+
+    w("## Elementwise, memory-bound (16M float32, output buffer reused from "
+      "the cache)")
+    w("")
+    w(HEAD)
+    for op in ("add", "multiply"):
+        w(r.row(f"{op} 16M vs STREAM add", ("mlx", f"{op}_16M", 1),
+                ("ref", "stream_add_16M", 1), "STREAM add, 1 thread", 0.9))
+    for op, sym in (("add", "+"), ("multiply", "*")):
+        w(r.row(f"{op} 16M vs numpy", ("mlx", f"{op}_16M", 2),
+                ("numpy", f"{op}_16M", 1), f"numpy `x {sym} y`", 1.2))
+    for op in ("add", "multiply"):
+        w(r.row(f"{op} 16M vs STREAM add (2 threads)", ("mlx", f"{op}_16M", 2),
+                ("ref", "stream_add_16M", 2), "STREAM add, 2 threads", None))
+    w("")
+    w("STREAM ceilings measured in this run (3 arrays of 64 MiB counted per "
+      "pass):")
+    w("")
+    w("| loop | 1 thread | 2 threads |\n|---|---|---|")
+    for k in ("add", "triad"):
+        t1 = r.time("ref", f"stream_{k}_16M", 1)
+        t2 = r.time("ref", f"stream_{k}_16M", 2)
+        w(f"| STREAM {k} | {fmt_time(t1)} ({gbs(t1)}) | "
+          f"{fmt_time(t2)} ({gbs(t2)}) |")
+    w("")
+    w("The STREAM loops are plain C loops (cloned for AVX2 on x86_64) with "
+      "ordinary stores, which first read each output line into the cache; "
+      "the library's kernels stream (non-temporal) stores of outputs of 8 "
+      "MiB or more, so they move less data than the ceiling loop and can "
+      "exceed 1.0x of it.")
+    w("")
+
+    w("## Transcendentals (1M float32)")
+    w("")
+    w(HEAD)
+    for op in ("exp", "log", "tanh", "sin", "sigmoid"):
+        ref = "numpy `1/(1+exp(-x))`" if op == "sigmoid" else f"numpy `{op}`"
+        w(r.row(f"{op} 1M", ("mlx", f"{op}_1M", 2), ("numpy", f"{op}_1M", 1),
+                ref, 3.0))
+    for op in ("exp", "log", "tanh", "sin", "sigmoid"):
+        ref = "numpy `1/(1+exp(-x))`" if op == "sigmoid" else f"numpy `{op}`"
+        w(r.row(f"{op} 1M, one thread", ("mlx", f"{op}_1M", 1),
+                ("numpy", f"{op}_1M", 1), ref, None))
+    w("")
+
+    w("## Reductions")
+    w("")
+    w(HEAD)
+    w(r.row("sum 16M", ("mlx", "sum_16M", 2), ("numpy", "sum_16M", 1),
+            "numpy `x.sum()`", 1.2))
+    w(r.row("softmax (4096, 1024), last axis",
+            ("mlx", "softmax_4096x1024", 2), ("numpy", "softmax_4096x1024", 1),
+            "numpy max/exp/sum/divide", 3.0))
+    w(r.row("sum 16M, one thread", ("mlx", "sum_16M", 1),
+            ("numpy", "sum_16M", 1), "numpy `x.sum()`", None))
+    w(r.row("softmax, one thread", ("mlx", "softmax_4096x1024", 1),
+            ("numpy", "softmax_4096x1024", 1), "numpy max/exp/sum/divide",
+            None))
+    w("")
+
+    w("## Matmul (OpenBLAS)")
+    w("")
+    w(HEAD)
+    w(r.row("matmul 1024x1024", ("mlx", "matmul_1024", 2),
+            ("numpy", "matmul_1024", 2), "numpy `a @ b`", 0.95))
+    w(r.row("batched (64, 128, 128)", ("mlx", "matmul_batch64x128", 2),
+            ("ref", "matmul_batch64x128", 2), "cblas_sgemm in a loop", 0.9))
+    w(r.row("matmul 1024x1024 vs cblas", ("mlx", "matmul_1024", 2),
+            ("ref", "matmul_1024", 2), "one cblas_sgemm", None))
+    w("")
+    tm = r.time("mlx", "matmul_1024", 2)
+    if tm:
+        w(f"Ours reaches {2 * 1024 ** 3 / tm:.1f} GFLOP/s on 1024x1024. Both "
+          f"sides call the same OpenBLAS with the kernel it picked for this "
+          f"CPU (named under Run), so the ratios compare the calls around "
+          f"it, not the kernel.")
+        w("")
+
+    w("## Threads")
+    w("")
+    w(HEAD)
+    w(r.row("exp 16M, 2 threads vs 1", ("mlx", "exp_16M", 2),
+            ("mlx", "exp_16M", 1), "ours on 1 thread", 1.7))
+    w("")
+
+    w("## compile")
+    w("")
+    w("A compiled 10-op elementwise function (add, multiply, subtract, "
+      "maximum, multiply, add, abs, negative, exp, multiply) called on two "
+      "4-element inputs: apply, evaluate, free, per call; and "
+      "`mlx_detail_compile_erase(fun_id)` while 64 live threads each hold a "
+      "trace of it.")
+    w("")
+    w("| figure | time | against | ratio |\n|---|---|---|---|")
+    tc = r.time("mlx", "call_10ops_4elem_compiled", 1)
+    tu = r.time("mlx", "call_10ops_4elem_uncompiled", 1)
+    pr = r.ratios(("mlx", "call_10ops_4elem_compiled", 1),
+                  ("mlx", "call_10ops_4elem_uncompiled", 1))
+    ratio = (f"{statistics.median(pr):.2f}x faster compiled" if pr else "—")
+    st = r.state("mlx", "call_10ops_4elem_compiled", 1)
+    w(f"| compiled call (cache hit) | {st or fmt_time(tc)} | uncompiled "
+      f"call: {fmt_time(tu)} | {ratio} |")
+    te = r.time("mlx", "erase_64_threads_with_traces", 64)
+    tn = r.time("mlx", "erase_64_threads_no_trace", 64)
+    st = r.state("mlx", "erase_64_threads_with_traces", 64)
+    w(f"| erase, 64 threads each holding a trace | {st or fmt_time(te)} | "
+      f"erase of an id no cache holds: {fmt_time(tn)} | — |")
+    w("")
+
+    w("## Targets at a glance")
+    w("")
+    w("| figure | ratio | target | result |\n|---|---|---|---|")
+    for label, rtxt, tgt, verdict in r.rows:
+        w(f"| {label} | {rtxt} | {tgt} | {verdict} |")
+    w("")
+    w("Reproduce with `bench/run.sh` (about 3 minutes plus the build; "
+      "`BENCH_QUICK=1` for a smoke run with a third of the repetitions). "
+      "Raw result lines of this run: `build-bench/bench-results/`.")
+    w("")
+    return "\n".join(out)
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    figs, info, meta = parse(sys.argv[1])
+    with open(sys.argv[2], "w") as f:
+        f.write(build(figs, info, meta))
+
+
+if __name__ == "__main__":
+    main()

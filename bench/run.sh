@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Builds the bench programs in a release build directory, runs them next to
+# the numpy reference in alternating rounds, and writes docs/benchmarks.md.
+# Every reference is measured in this same run; nothing is compared with
+# numbers from another day or machine.
+#
+# Environment knobs:
+#   BENCH_BUILD_DIR  build directory (default: build-bench/ in the repo)
+#   BENCH_ROUNDS     rounds of (numpy, bench_ops, bench_compile) (default 6)
+#   BENCH_REPS_SCALE share of each figure's nominal repetitions per round
+#                    (default 0.5: the rounds make up the rest)
+#   BENCH_PYTHON     the python with numpy 1.24 (default /usr/bin/python3)
+#   BENCH_OUT        the markdown file to write (default docs/benchmarks.md)
+#   BENCH_QUICK=1    a third of the repetitions, for a smoke run
+set -euo pipefail
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${BENCH_BUILD_DIR:-$root/build-bench}
+rounds=${BENCH_ROUNDS:-6}
+export BENCH_REPS_SCALE=${BENCH_REPS_SCALE:-0.5}
+py=${BENCH_PYTHON:-/usr/bin/python3}
+out=${BENCH_OUT:-$root/docs/benchmarks.md}
+
+if [ ! -f "$build/build.ninja" ]; then
+    meson setup "$build" "$root" --buildtype=release -Dtests=false -Dbench=true
+else
+    meson configure "$build" -Dbuildtype=release -Dbench=true >/dev/null
+fi
+ninja -C "$build" -j2 bench/bench_ops bench/bench_compile
+
+results=$build/bench-results
+rm -rf "$results"
+mkdir -p "$results"
+
+# Some hosts set these for old OpenBLAS builds; they slow numpy. Unset them
+# for both sides of the comparison alike, in these commands only.
+noblas=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
+
+# The compiler meson used for the bench programs, as "--version" names it.
+cc=$("$py" - "$build/meson-info/intro-targets.json" <<'PY' 2>/dev/null || echo unknown
+import json, subprocess, sys
+for t in json.load(open(sys.argv[1])):
+    if t["name"] == "bench_ops":
+        exe = t["target_sources"][0]["compiler"][0]
+        out = subprocess.run([exe, "--version"], capture_output=True, text=True)
+        print(out.stdout.splitlines()[0])
+        break
+PY
+)
+{
+    echo "META date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+    echo "META cpu=$(lscpu | sed -n 's/^Model name:[[:space:]]*//p' | head -n1)"
+    echo "META cores=$(nproc)"
+    echo "META load_before=$(cut -d' ' -f1 /proc/loadavg)"
+    echo "META commit=$(git -C "$root" describe --always --dirty 2>/dev/null || echo unknown)"
+    echo "META cc=$cc"
+    echo "META buildtype=release"
+    echo "META rounds=$rounds"
+    echo "META reps_scale=$BENCH_REPS_SCALE"
+    echo "META env_OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)}"
+    echo "META env_OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-(unset)}"
+} > "$results/meta.txt"
+
+start=$(date +%s)
+for r in $(seq 1 "$rounds"); do
+    echo "round $r/$rounds: numpy" >&2
+    "${noblas[@]}" "$py" "$root/bench/numpy_ref.py" > "$results/numpy-$r.txt"
+    echo "round $r/$rounds: bench_ops" >&2
+    "${noblas[@]}" "$build/bench/bench_ops" > "$results/ops-$r.txt"
+    echo "round $r/$rounds: bench_compile" >&2
+    "${noblas[@]}" "$build/bench/bench_compile" > "$results/compile-$r.txt"
+done
+echo "META load_after=$(cut -d' ' -f1 /proc/loadavg)" >> "$results/meta.txt"
+echo "META seconds=$(( $(date +%s) - start ))" >> "$results/meta.txt"
+
+"$py" "$root/bench/report.py" "$results" "$out"
+echo "wrote $out ($(( $(date +%s) - start )) s of measuring)" >&2
