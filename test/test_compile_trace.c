@@ -7,6 +7,7 @@
 #include <math.h>
 
 #include "graph/prims.h"
+#include "runtime/alloc.h" /* mc_fault_fail_after */
 #include "test_compile_util.h"
 
 /* ---- small body helpers ---- */
@@ -973,6 +974,87 @@ static void test_export_to_dot_shows_the_tape(void **state)
     mlx_closure_free(f);
 }
 
+/* ---- allocation failures ---- */
+
+static int fault_body(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_array x = arg(in, 0);
+    if (!x.ctx)
+        return 1;
+    mlx_array o = add_take(mul_take(x, mlx_array_new_float32(2)), mlx_array_new_float32(1));
+    mlx_array o2 = mlx_array_new();
+    if (o.ctx && mlx_abs(&o2, o, tc_s)) {
+        mlx_array_free(o);
+        return 1;
+    }
+    mlx_array_free(o);
+    return ret(res, &o2, 1);
+}
+
+/* Compiles, calls twice (trace, then replay of the fused tape), checks the
+ * values and frees everything. Returns 0 if all worked, 1 if a call failed
+ * (cleanly), 2 if a call claimed success with a wrong result. */
+static int exercise_compile(void)
+{
+    const float v[3] = {-2, 0, 3};
+    int rc = 0;
+    mlx_closure f = mlx_closure_new_func(fault_body);
+    mlx_closure cf = mlx_closure_new();
+    mlx_array x = mlx_array_new_data(v, (const int[]){3}, 1, MLX_FLOAT32);
+    if (!f.ctx || !x.ctx || mlx_compile(&cf, f, false)) {
+        rc = 1;
+        goto done;
+    }
+    for (int call = 0; call < 2 && !rc; call++) {
+        mlx_vector_array args = mlx_vector_array_new_value(x), res = mlx_vector_array_new();
+        mlx_array y = mlx_array_new();
+        if (!args.ctx || mlx_closure_apply(&res, cf, args) || mlx_vector_array_get(&y, res, 0) ||
+            mlx_array_eval(y)) {
+            rc = 1;
+        } else {
+            const float *d = mlx_array_data_float32(y);
+            if (!d || d[0] != 3 || d[1] != 1 || d[2] != 7)
+                rc = 2;
+        }
+        mlx_array_free(y);
+        mlx_vector_array_free(args);
+        mlx_vector_array_free(res);
+    }
+done:
+    mlx_array_free(x);
+    mlx_closure_free(cf);
+    mlx_closure_free(f);
+    return rc;
+}
+
+/* Every allocation of compiling, tracing, simplifying, fusing, replaying
+ * and evaluating is failed in turn (with -Dfault_injection=true): each
+ * failure is reported, the call fails, nothing is kept in the cache and
+ * nothing leaks (ASan/valgrind); the first pass without a failure gives
+ * the right values. */
+static void test_allocation_failures_fail_cleanly(void **state)
+{
+    (void)state;
+#ifdef MC_FAULT_INJECTION
+    for (long n = 0;; n++) {
+        atomic_store(&tc_errors, 0);
+        mc_fault_fail_after(n);
+        int rc = exercise_compile();
+        mc_fault_fail_after(-1);
+        assert_int_not_equal(rc, 2);
+        assert_int_equal(mc_compile_cache_entries_thread(), 0);
+        if (!rc) {
+            assert_true(n > 20);
+            break;
+        }
+        assert_true(atomic_load(&tc_errors) >= 1);
+    }
+    atomic_store(&tc_errors, 0);
+#else
+    assert_int_equal(exercise_compile(), 0);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1001,6 +1083,7 @@ int main(void)
         cmocka_unit_test_teardown(test_deep_tape_of_10000_steps, tc_teardown),
         cmocka_unit_test_teardown(test_print_graph_shows_the_tape, tc_teardown),
         cmocka_unit_test_teardown(test_export_to_dot_shows_the_tape, tc_teardown),
+        cmocka_unit_test_teardown(test_allocation_failures_fail_cleanly, tc_teardown),
     };
     return cmocka_run_group_tests(tests, tc_setup, NULL);
 }
