@@ -32,6 +32,11 @@ const mc_prim_info mc_prims[MC_PRIM_COUNT] = {
     /* selection */
     [MC_PRIM_WHERE] = {"Select", 3, mc_select_infer, mc_select_eval, NULL, NULL},
     /* reductions and scans */
+    [MC_PRIM_REDUCE] = {"Reduce", 1, mc_reduce_infer, mc_reduce_eval, mc_reduce_print, mc_reduce_name},
+    [MC_PRIM_ARGREDUCE] = {"ArgReduce", 1, mc_argreduce_infer, mc_argreduce_eval, NULL, mc_argreduce_name},
+    [MC_PRIM_SCAN] = {"Scan", 1, mc_scan_infer, mc_scan_eval, NULL, mc_scan_name},
+    [MC_PRIM_SOFTMAX] = {"Softmax", 1, mc_softmax_infer, mc_softmax_eval, NULL, NULL},
+    [MC_PRIM_LOGSUMEXP] = {"LogSumExp", 1, mc_logsumexp_infer, mc_logsumexp_eval, NULL, NULL},
     /* indexing and layout */
     [MC_PRIM_CONCATENATE] = {"Concatenate", -1, mc_concat_infer, mc_concat_eval, NULL, NULL},
     [MC_PRIM_GATHER_AXIS] = {"GatherAxis", 2, mc_gather_axis_infer, mc_gather_axis_eval, NULL, mc_gather_axis_name},

@@ -236,6 +236,69 @@ mlx_dtype mc_unary_out_dtype(mc_unary_op op, mlx_dtype d);
 int mc_stop_gradient_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
 int mc_stop_gradient_eval(mc_array *out, mc_array *const *in, int n, const void *params);
 
+/* ---- reductions and scans (prims_reduce.c, prims_reduce_fused.c,
+ * prims_scan.c; layout planning in reduce_view.c) ----
+ * Reduce, ArgReduce, LogSumExp and Softmax keep the reduced dims (size 1)
+ * in their output; the ops squeeze them when keepdims is false. Axes are
+ * normalised and sorted; params are zeroed before they are filled. */
+typedef enum mc_reduce_kind {
+    MC_RK_SUM,
+    MC_RK_PROD,
+    MC_RK_MAX,
+    MC_RK_MIN,
+    MC_RK_ALL,
+    MC_RK_ANY,
+    MC_RK_MEAN, /* the sum times 1/count, in the output dtype */
+    MC_RK_VAR,  /* floating input; ddof as MLX */
+    MC_RK_STD,
+    MC_RK_COUNT
+} mc_reduce_kind;
+typedef struct mc_reduce_params {
+    int kind; /* mc_reduce_kind */
+    int ddof;
+    int n;
+    int axes[MC_MAX_NDIM];
+} mc_reduce_params;
+/* MLX's output dtype of a reduction kind on input dtype d. */
+mlx_dtype mc_reduce_out_dtype(int kind, mlx_dtype d);
+int mc_reduce_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_reduce_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+const char *mc_reduce_name(const void *params);
+void mc_reduce_print(FILE *f, const void *params);
+
+/* ArgReduce: uint32 indices along one axis (op: 0 argmax, 1 argmin) */
+typedef struct mc_argreduce_params {
+    int op;
+    int axis;
+} mc_argreduce_params;
+int mc_argreduce_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_argreduce_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+const char *mc_argreduce_name(const void *params);
+
+/* LogSumExp (over axes, floating input) and Softmax (same shape and dtype
+ * as its floating input; precise is recorded, the half types always
+ * compute in float32). */
+typedef struct mc_softmax_params {
+    int n;
+    int axes[MC_MAX_NDIM];
+    int precise;
+} mc_softmax_params;
+int mc_logsumexp_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_logsumexp_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+int mc_softmax_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_softmax_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+
+/* Scan along one axis (op: mc_scan_op of simd/reduce.h) */
+typedef struct mc_scan_params {
+    int op;
+    int axis;
+    int reverse;
+    int inclusive;
+} mc_scan_params;
+int mc_scan_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn);
+int mc_scan_eval(mc_array *out, mc_array *const *in, int n, const void *params);
+const char *mc_scan_name(const void *params);
+
 /* ---- compile: the Compiled primitive, a fused elementwise chain
  * (src/compile/fused_prim.c; built by src/compile/fuse.c) ---- */
 #ifndef MC_GRAPH_PRIMS_FUSED_BLOCK

@@ -1,0 +1,279 @@
+/* Owns the reduction ops: sum, prod, max, min, all, any, mean, var, std
+ * (plain, _axis and _axes forms) and argmax / argmin. Argument checks and
+ * dtype rules are MLX's (mlx/ops.cpp): axes are checked in the order
+ * given ("Invalid axis"), then for duplicates; a reduction whose reduced
+ * dims all have size 1 is a cast (or the input itself); keepdims = false
+ * squeezes the reduced dims of the Reduce node's output. */
+#include <string.h>
+
+#include "ops/reduce_internal.h"
+#include "runtime/error.h"
+
+int mc_reduce_axes(const int *axes, size_t n, int ndim, int *sorted, int *count, const char *fn)
+{
+    if (n && !axes)
+        return mc_error("[%s] The axes pointer is NULL for %zu axes.", fn, n);
+    bool seen[MC_MAX_NDIM] = {false};
+    bool dup = false;
+    for (size_t i = 0; i < n; i++) {
+        int a = axes[i] < 0 ? axes[i] + ndim : axes[i];
+        if (a < 0 || a >= ndim)
+            return mc_error("[%s] Invalid axis %d for array with %d dimensions.", fn, axes[i], ndim);
+        dup |= seen[a];
+        seen[a] = true;
+    }
+    if (dup)
+        return mc_error("[%s] Duplicate axes detected in reduction.", fn);
+    *count = 0;
+    for (int a = 0; a < ndim; a++)
+        if (seen[a])
+            sorted[(*count)++] = a;
+    return 0;
+}
+
+mc_array *mc_reduce_finish_keepdims(mc_array *r, const int *sorted, int n, bool keepdims, const char *fn)
+{
+    if (!r || keepdims || n == 0)
+        return r;
+    mc_array *s = mc_sh_squeeze(r, sorted, n, fn);
+    mc_array_release(r);
+    return s;
+}
+
+mc_array *mc_reduce_node(mc_array *x, int kind, int ddof, const int *sorted, int n, const char *fn)
+{
+    mc_reduce_params p;
+    memset(&p, 0, sizeof p);
+    p.kind = kind;
+    p.ddof = ddof;
+    p.n = n;
+    memcpy(p.axes, sorted, sizeof(int) * (size_t)n);
+    return mc_node_new(fn, MC_PRIM_REDUCE, &x, 1, &p, sizeof p);
+}
+
+/* Every axis of an array, for the plain (no axis) forms. */
+static void all_axes(const mc_array *x, int *axes)
+{
+    for (int i = 0; i < x->ndim; i++)
+        axes[i] = i;
+}
+
+/* sum, prod, max, min, all, any. */
+static int reduce_op(mlx_array *res, mlx_array a, const int *axes, size_t n, bool keepdims, int kind,
+                     const char *fn)
+{
+    if (mc_op_check_res(res, fn))
+        return 1;
+    mc_array *x = mc_op_arg(a, fn, "a");
+    if (!x)
+        return 1;
+    /* MLX returns the input itself for no axes (all, any and max cast or
+     * reduce nothing, which comes to the same) */
+    if (n == 0 && kind != MC_RK_ALL && kind != MC_RK_ANY)
+        return mc_op_store(res, mc_array_retain(x), fn);
+    int sorted[MC_MAX_NDIM], k;
+    if (mc_reduce_axes(axes, n, x->ndim, sorted, &k, fn))
+        return 1;
+    bool noop = true;
+    for (int i = 0; i < k; i++) {
+        int d = x->shape[sorted[i]];
+        if ((kind == MC_RK_MAX || kind == MC_RK_MIN) && d == 0)
+            return mc_error("[%s] Cannot %s reduce over axis %d with size 0.", fn, fn, sorted[i]);
+        noop &= d == 1;
+    }
+    mc_array *out;
+    if (!noop)
+        out = mc_reduce_node(x, kind, 0, sorted, k, fn);
+    else if (kind == MC_RK_MAX || kind == MC_RK_MIN)
+        out = mc_array_retain(x);
+    else
+        out = mc_op_astype(x, mc_reduce_out_dtype(kind, x->dtype), fn);
+    return mc_op_store(res, mc_reduce_finish_keepdims(out, sorted, k, keepdims, fn), fn);
+}
+
+/* mean, var, std: axes checked as MLX's mean does, then duplicates. */
+static int moment_op(mlx_array *res, mlx_array a, const int *axes, size_t n, bool keepdims, int kind, int ddof,
+                     const char *fn)
+{
+    if (mc_op_check_res(res, fn))
+        return 1;
+    mc_array *x = mc_op_arg(a, fn, "a");
+    if (!x)
+        return 1;
+    if (n && !axes)
+        return mc_error("[%s] The axes pointer is NULL for %zu axes.", fn, n);
+    for (size_t i = 0; i < n; i++)
+        if (axes[i] < -x->ndim || axes[i] >= x->ndim)
+            return mc_error("[%s] axis %d is out of bounds for array with %d dimensions.", fn, axes[i], x->ndim);
+    if (kind != MC_RK_MEAN && x->dtype == MLX_COMPLEX64)
+        return mc_error("[%s] Not supported for complex64.", fn);
+    int sorted[MC_MAX_NDIM], k;
+    if (mc_reduce_axes(axes, n, x->ndim, sorted, &k, fn))
+        return 1;
+    mlx_dtype dt = mc_at_least_float(x->dtype);
+    mc_array *out = NULL;
+    if (kind == MC_RK_MEAN) {
+        bool noop = true;
+        for (int i = 0; i < k; i++)
+            noop &= x->shape[sorted[i]] == 1;
+        out = noop ? mc_op_astype(x, dt, fn) : mc_reduce_node(x, kind, 0, sorted, k, fn);
+    } else {
+        mc_array *xf = mc_op_astype(x, dt, fn);
+        if (xf)
+            out = mc_reduce_node(xf, kind, ddof, sorted, k, fn);
+        mc_array_release(xf);
+    }
+    return mc_op_store(res, mc_reduce_finish_keepdims(out, sorted, k, keepdims, fn), fn);
+}
+
+/* The plain, _axis and _axes entry points of one reduction. */
+#define MC_REDUCE_API(name, kind)                                                      \
+    int mlx_##name(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s) \
+    {                                                                                  \
+        (void)s;                                                                       \
+        int axes[MC_MAX_NDIM];                                                         \
+        mc_array *x = mc_arr(a);                                                       \
+        if (x)                                                                         \
+            all_axes(x, axes);                                                         \
+        return reduce_op(res, a, axes, x ? (size_t)x->ndim : 0, keepdims, kind, #name); \
+    }                                                                                  \
+    int mlx_##name##_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims,  \
+                          const mlx_stream s)                                          \
+    {                                                                                  \
+        (void)s;                                                                       \
+        return reduce_op(res, a, &axis, 1, keepdims, kind, #name);                     \
+    }                                                                                  \
+    int mlx_##name##_axes(mlx_array *res, const mlx_array a, const int *axes,          \
+                          size_t axes_num, bool keepdims, const mlx_stream s)          \
+    {                                                                                  \
+        (void)s;                                                                       \
+        return reduce_op(res, a, axes, axes_num, keepdims, kind, #name);               \
+    }
+MC_REDUCE_API(sum, MC_RK_SUM)
+MC_REDUCE_API(prod, MC_RK_PROD)
+MC_REDUCE_API(max, MC_RK_MAX)
+MC_REDUCE_API(min, MC_RK_MIN)
+MC_REDUCE_API(all, MC_RK_ALL)
+MC_REDUCE_API(any, MC_RK_ANY)
+
+int mlx_mean(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    int axes[MC_MAX_NDIM];
+    mc_array *x = mc_arr(a);
+    if (x)
+        all_axes(x, axes);
+    return moment_op(res, a, axes, x ? (size_t)x->ndim : 0, keepdims, MC_RK_MEAN, 0, "mean");
+}
+
+int mlx_mean_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return moment_op(res, a, &axis, 1, keepdims, MC_RK_MEAN, 0, "mean");
+}
+
+int mlx_mean_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
+                  const mlx_stream s)
+{
+    (void)s;
+    return moment_op(res, a, axes, axes_num, keepdims, MC_RK_MEAN, 0, "mean");
+}
+
+#define MC_MOMENT_API(name, kind)                                                      \
+    int mlx_##name(mlx_array *res, const mlx_array a, bool keepdims, int ddof,         \
+                   const mlx_stream s)                                                 \
+    {                                                                                  \
+        (void)s;                                                                       \
+        int axes[MC_MAX_NDIM];                                                         \
+        mc_array *x = mc_arr(a);                                                       \
+        if (x)                                                                         \
+            all_axes(x, axes);                                                         \
+        return moment_op(res, a, axes, x ? (size_t)x->ndim : 0, keepdims, kind, ddof,  \
+                         #name);                                                       \
+    }                                                                                  \
+    int mlx_##name##_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims,  \
+                          int ddof, const mlx_stream s)                                \
+    {                                                                                  \
+        (void)s;                                                                       \
+        return moment_op(res, a, &axis, 1, keepdims, kind, ddof, #name);               \
+    }                                                                                  \
+    int mlx_##name##_axes(mlx_array *res, const mlx_array a, const int *axes,          \
+                          size_t axes_num, bool keepdims, int ddof, const mlx_stream s) \
+    {                                                                                  \
+        (void)s;                                                                       \
+        return moment_op(res, a, axes, axes_num, keepdims, kind, ddof, #name);         \
+    }
+MC_MOMENT_API(var, MC_RK_VAR)
+MC_MOMENT_API(std, MC_RK_STD)
+
+/* ---- argmax / argmin ---- */
+
+static mc_array *arg_node(mc_array *x, int op, int axis, const char *fn)
+{
+    mc_argreduce_params p;
+    memset(&p, 0, sizeof p);
+    p.op = op;
+    p.axis = axis;
+    return mc_node_new(fn, MC_PRIM_ARGREDUCE, &x, 1, &p, sizeof p);
+}
+
+static int arg_axis(mlx_array *res, mlx_array a, int axis, bool keepdims, int op, const char *fn)
+{
+    if (mc_op_check_res(res, fn))
+        return 1;
+    mc_array *x = mc_op_arg(a, fn, "a");
+    if (!x)
+        return 1;
+    if (x->size == 0)
+        return mc_error("[%s] Cannot %s reduce zero size array.", fn, fn);
+    int ax, k;
+    if (mc_reduce_axes(&axis, 1, x->ndim, &ax, &k, fn))
+        return 1;
+    mc_array *out = arg_node(x, op, ax, fn);
+    return mc_op_store(res, mc_reduce_finish_keepdims(out, &ax, 1, keepdims, fn), fn);
+}
+
+/* Over the flattened array: the index into it, shaped () or (1,...,1). */
+static int arg_all(mlx_array *res, mlx_array a, bool keepdims, int op, const char *fn)
+{
+    if (mc_op_check_res(res, fn))
+        return 1;
+    mc_array *x = mc_op_arg(a, fn, "a");
+    if (!x)
+        return 1;
+    if (x->size == 0)
+        return mc_error("[%s] Cannot %s reduce zero size array.", fn, fn);
+    int ones[MC_MAX_NDIM];
+    for (int i = 0; i < x->ndim; i++)
+        ones[i] = 1;
+    mc_array *flat = mc_sh_flatten(x, 0, x->ndim > 0 ? x->ndim - 1 : 0, fn);
+    mc_array *r = flat ? arg_node(flat, op, 0, fn) : NULL;
+    mc_array *out = r ? mc_sh_reshape(r, keepdims ? x->ndim : 0, ones, fn) : NULL;
+    mc_array_release(flat);
+    mc_array_release(r);
+    return mc_op_store(res, out, fn);
+}
+
+int mlx_argmax(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return arg_all(res, a, keepdims, 0, "argmax");
+}
+
+int mlx_argmax_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return arg_axis(res, a, axis, keepdims, 0, "argmax");
+}
+
+int mlx_argmin(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return arg_all(res, a, keepdims, 1, "argmin");
+}
+
+int mlx_argmin_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return arg_axis(res, a, axis, keepdims, 1, "argmin");
+}

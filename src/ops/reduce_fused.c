@@ -1,0 +1,134 @@
+/* Owns the ops backed by fused row kernels: logsumexp and softmax (plain,
+ * _axis and _axes forms). MLX (mlx/ops.cpp) runs its fused primitive only
+ * for the last axis and composes max/exp/sum otherwise; ours is fused for
+ * any axes, with MLX's results: the input is cast to at least float32,
+ * logsumexp gives max where max is infinite, and a softmax that MLX would
+ * compose (axes other than the trailing ones) is cast back to the input's
+ * dtype, as MLX's composition does. */
+#include <string.h>
+
+#include "ops/reduce_internal.h"
+#include "runtime/error.h"
+
+static mc_array *fused_node(int prim, mc_array *x, const int *sorted, int n, bool precise, const char *fn)
+{
+    mc_softmax_params p;
+    memset(&p, 0, sizeof p);
+    p.n = n;
+    memcpy(p.axes, sorted, sizeof(int) * (size_t)n);
+    p.precise = precise;
+    return mc_node_new(fn, prim, &x, 1, &p, sizeof p);
+}
+
+static int logsumexp_op(mlx_array *res, mlx_array a, const int *axes, size_t n, bool keepdims)
+{
+    static const char fn[] = "logsumexp";
+    if (mc_op_check_res(res, fn))
+        return 1;
+    mc_array *x = mc_op_arg(a, fn, "a");
+    if (!x)
+        return 1;
+    if (x->size == 0)
+        return mc_error("[%s] Received empty array.", fn);
+    if (x->ndim == 0 && n > 0)
+        return mc_error("[%s] Received non-empty axes for array with 0 dimensions.", fn);
+    if (x->dtype == MLX_COMPLEX64)
+        return mc_error("[%s] Not supported for complex64.", fn);
+    int sorted[MC_MAX_NDIM], k;
+    if (mc_reduce_axes(axes, n, x->ndim, sorted, &k, fn))
+        return 1;
+    mc_array *xf = mc_op_astype(x, mc_at_least_float(x->dtype), fn);
+    mc_array *out = xf ? fused_node(MC_PRIM_LOGSUMEXP, xf, sorted, k, false, fn) : NULL;
+    mc_array_release(xf);
+    return mc_op_store(res, mc_reduce_finish_keepdims(out, sorted, k, keepdims, fn), fn);
+}
+
+int mlx_logsumexp(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    int axes[MC_MAX_NDIM];
+    mc_array *x = mc_arr(a);
+    int nd = x ? x->ndim : 0;
+    for (int i = 0; i < nd; i++)
+        axes[i] = i;
+    return logsumexp_op(res, a, axes, (size_t)nd, keepdims);
+}
+
+int mlx_logsumexp_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return logsumexp_op(res, a, &axis, 1, keepdims);
+}
+
+int mlx_logsumexp_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
+                       const mlx_stream s)
+{
+    (void)s;
+    return logsumexp_op(res, a, axes, axes_num, keepdims);
+}
+
+/* MLX's test for its fused softmax, on the axes as given: the last one is
+ * the last dim, and any before it are consecutive dims of size 1. */
+static bool softmax_last_dim(const mc_array *x, const int *axes, size_t n)
+{
+    if (n == 0 || (axes[n - 1] != x->ndim - 1 && axes[n - 1] != -1))
+        return false;
+    for (size_t i = n - 1; i-- > 0;) {
+        int d = axes[i] < 0 ? axes[i] + x->ndim : axes[i];
+        if (axes[i] + 1 != axes[i + 1] || d < 0 || d >= x->ndim || x->shape[d] != 1)
+            return false;
+    }
+    return true;
+}
+
+static int softmax_op(mlx_array *res, mlx_array a, const int *axes, size_t n, bool precise)
+{
+    static const char fn[] = "softmax";
+    if (mc_op_check_res(res, fn))
+        return 1;
+    mc_array *x = mc_op_arg(a, fn, "a");
+    if (!x)
+        return 1;
+    if (x->size == 0)
+        return mc_op_store(res, mc_array_retain(x), fn);
+    if (x->ndim == 0 && n > 0)
+        return mc_error("[%s] Received non-empty axes for array with 0 dimensions.", fn);
+    if (x->dtype == MLX_COMPLEX64)
+        return mc_error("[%s] Not supported for complex64.", fn);
+    if (n && !axes)
+        return mc_error("[%s] The axes pointer is NULL for %zu axes.", fn, n);
+    int sorted[MC_MAX_NDIM], k;
+    if (mc_reduce_axes(axes, n, x->ndim, sorted, &k, fn))
+        return 1;
+    bool fused = softmax_last_dim(x, axes, n);
+    mc_array *xf = mc_op_astype(x, mc_at_least_float(x->dtype), fn);
+    mc_array *y = xf ? fused_node(MC_PRIM_SOFTMAX, xf, sorted, k, precise, fn) : NULL;
+    mc_array *out = !y ? NULL : fused ? mc_array_retain(y) : mc_op_astype(y, x->dtype, fn);
+    mc_array_release(xf);
+    mc_array_release(y);
+    return mc_op_store(res, out, fn);
+}
+
+int mlx_softmax(mlx_array *res, const mlx_array a, bool precise, const mlx_stream s)
+{
+    (void)s;
+    int axes[MC_MAX_NDIM];
+    mc_array *x = mc_arr(a);
+    int nd = x ? x->ndim : 0;
+    for (int i = 0; i < nd; i++)
+        axes[i] = i;
+    return softmax_op(res, a, axes, (size_t)nd, precise);
+}
+
+int mlx_softmax_axis(mlx_array *res, const mlx_array a, int axis, bool precise, const mlx_stream s)
+{
+    (void)s;
+    return softmax_op(res, a, &axis, 1, precise);
+}
+
+int mlx_softmax_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool precise,
+                     const mlx_stream s)
+{
+    (void)s;
+    return softmax_op(res, a, axes, axes_num, precise);
+}
