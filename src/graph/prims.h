@@ -15,8 +15,6 @@ typedef struct mc_placeholder_params {
     int index;    /* which input of the compiled function */
 } mc_placeholder_params;
 
-#endif
-
 /* ---- lead: data movement, views, creation, elementwise runners ---- */
 
 /* prims_copy.c: Astype and Copy (params: the target dtype) */
@@ -324,3 +322,5 @@ int mc_fused_infer(mc_meta *out, mc_array *const *in, int n, const void *params,
 int mc_fused_eval(mc_array *out, mc_array *const *in, int n, const void *params);
 const char *mc_fused_name(const void *params);
 #endif
+
+#endif /* MC_GRAPH_PRIMS_H: keep this last; add family blocks above */
