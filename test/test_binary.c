@@ -533,6 +533,74 @@ static void test_isclose_of_integers_and_broadcast(void **state)
     TU_FREE(a, b, r, c);
 }
 
+/* ---- allclose and array_equal: 0-d bool results ---- */
+
+static bool item_bool(mlx_array r)
+{
+    assert_int_equal(mlx_array_ndim(r), 0);
+    assert_int_equal(mlx_array_dtype(r), MLX_BOOL);
+    bool v = false;
+    assert_int_equal(mlx_array_item_bool(&v, r), 0);
+    return v;
+}
+
+static void test_allclose(void **state)
+{
+    (void)state;
+    static const float a[3] = {1.0f, 2.0f, NAN}, b[3] = {1.000001f, 2.0f, NAN};
+    mlx_array x = vec_via_f32(MLX_FLOAT32, a, 3), y = vec_via_f32(MLX_FLOAT32, b, 3), r = mlx_array_new();
+    assert_int_equal(mlx_allclose(&r, x, y, 1e-5, 1e-8, false, tu_stream()), 0);
+    assert_false(item_bool(r)); /* NaN != NaN */
+    assert_int_equal(mlx_allclose(&r, x, y, 1e-5, 1e-8, true, tu_stream()), 0);
+    assert_true(item_bool(r));
+    assert_int_equal(mlx_allclose(&r, x, y, 0, 0, true, tu_stream()), 0);
+    assert_false(item_bool(r));
+    /* broadcasting: a scalar against every element */
+    mlx_array one = mlx_array_new_float(1.0f);
+    assert_int_equal(mlx_allclose(&r, x, one, 1e-5, 1e-8, false, tu_stream()), 0);
+    assert_false(item_bool(r));
+    mlx_array e = tu_array_of(MLX_FLOAT32, NULL, (int[]){0}, 1);
+    assert_int_equal(mlx_allclose(&r, e, one, 1e-5, 1e-8, false, tu_stream()), 0);
+    assert_true(item_bool(r)); /* vacuously */
+    assert_int_equal(mlx_allclose(NULL, x, y, 1e-5, 1e-8, false, tu_stream()), 1);
+    tu_expect_error("[allclose]");
+    TU_FREE(x, y, r, one, e);
+}
+
+static void test_array_equal(void **state)
+{
+    (void)state;
+    mlx_array a = tu_array_of(MLX_INT32, (double[]){1, 2, 3}, (int[]){3}, 1);
+    mlx_array b = tu_array_of(MLX_FLOAT32, (double[]){1, 2, 3}, (int[]){3}, 1);
+    mlx_array c = tu_array_of(MLX_INT32, (double[]){1, 2, 4}, (int[]){3}, 1);
+    mlx_array d = tu_array_of(MLX_INT32, (double[]){1, 2, 3}, (int[]){1, 3}, 2);
+    mlx_array r = mlx_array_new();
+    assert_int_equal(mlx_array_equal(&r, a, b, false, tu_stream()), 0);
+    assert_true(item_bool(r)); /* dtypes may differ */
+    assert_int_equal(mlx_array_equal(&r, a, c, false, tu_stream()), 0);
+    assert_false(item_bool(r));
+    /* shapes that differ (even if they broadcast) are unequal, not an error */
+    assert_int_equal(mlx_array_equal(&r, a, d, false, tu_stream()), 0);
+    assert_false(item_bool(r));
+    /* NaN equals NaN only with equal_nan */
+    static const float n[2] = {NAN, 1};
+    mlx_array x = vec_via_f32(MLX_FLOAT32, n, 2), h = vec_via_f32(MLX_FLOAT16, n, 2);
+    assert_int_equal(mlx_array_equal(&r, x, x, false, tu_stream()), 0);
+    assert_false(item_bool(r));
+    assert_int_equal(mlx_array_equal(&r, x, h, true, tu_stream()), 0);
+    assert_true(item_bool(r));
+    /* 0-d and empty arrays */
+    mlx_array s = mlx_array_new_int(7), t = mlx_array_new_float(7.0f);
+    assert_int_equal(mlx_array_equal(&r, s, t, false, tu_stream()), 0);
+    assert_true(item_bool(r));
+    mlx_array e1 = tu_array_of(MLX_INT32, NULL, (int[]){0, 2}, 2), e2 = tu_array_of(MLX_BOOL, NULL, (int[]){0, 2}, 2);
+    assert_int_equal(mlx_array_equal(&r, e1, e2, false, tu_stream()), 0);
+    assert_true(item_bool(r));
+    assert_int_equal(mlx_array_equal(&r, a, mlx_array_new(), false, tu_stream()), 1);
+    tu_expect_error("[array_equal]");
+    TU_FREE(a, b, c, d, r, x, h, s, t, e1, e2);
+}
+
 /* ---- allocation failures ---- */
 
 #ifdef MC_FAULT_INJECTION
@@ -542,6 +610,8 @@ static int f_isclose(mlx_array *r) { return mlx_isclose(r, fa, fb, 1e-5, 1e-8, t
 static int f_floor_divide(mlx_array *r) { return mlx_floor_divide(r, fa, fb, tu_stream()); }
 static int f_right_shift(mlx_array *r) { return mlx_right_shift(r, fa, fb, tu_stream()); }
 static int f_logaddexp(mlx_array *r) { return mlx_logaddexp(r, fa, fb, tu_stream()); }
+static int f_allclose(mlx_array *r) { return mlx_allclose(r, fa, fb, 1e-5, 1e-8, false, tu_stream()); }
+static int f_array_equal(mlx_array *r) { return mlx_array_equal(r, fa, fb, true, tu_stream()); }
 static int f_divmod(mlx_array *r)
 {
     mlx_vector_array v = mlx_vector_array_new();
@@ -567,7 +637,8 @@ static void test_allocation_failures_report_once_and_leak_nothing(void **state)
 #else
     fa = tu_array_of(MLX_INT16, (double[]){-7, 8, 120}, (int[]){3}, 1);
     fb = tu_array_of(MLX_INT8, (double[]){2, -3, -27}, (int[]){3}, 1);
-    int (*ops[])(mlx_array *) = {f_isclose, f_floor_divide, f_right_shift, f_logaddexp, f_divmod};
+    int (*ops[])(mlx_array *) = {f_isclose,  f_floor_divide, f_right_shift, f_logaddexp,
+                                 f_allclose, f_array_equal,  f_divmod};
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
         for (long n = 0;; n++) {
             mlx_array y = mlx_array_new();
@@ -658,6 +729,8 @@ int main(void)
         cmocka_unit_test_teardown(test_non_contiguous_operands, tu_test_teardown),
         cmocka_unit_test_teardown(test_isclose, tu_test_teardown),
         cmocka_unit_test_teardown(test_isclose_of_integers_and_broadcast, tu_test_teardown),
+        cmocka_unit_test_teardown(test_allclose, tu_test_teardown),
+        cmocka_unit_test_teardown(test_array_equal, tu_test_teardown),
         cmocka_unit_test_teardown(test_allocation_failures_report_once_and_leak_nothing, tu_test_teardown),
         cmocka_unit_test_teardown(test_bad_arguments_report_one_error_naming_the_op, tu_test_teardown),
     };

@@ -88,3 +88,49 @@ int mlx_isclose(mlx_array *res, const mlx_array a, const mlx_array b, double rto
     return mc_ew_finish(&e, res, isclose_node(&e, x, y, rtol, atol, equal_nan));
 }
 
+/* Stores all(r) over every axis (a 0-d bool, MLX's all(a, keepdims =
+ * false)) into *res and ends the scope, which holds r. */
+static int store_all(mc_ew *e, mlx_array *res, mc_array *r, mlx_stream s)
+{
+    if (!r) {
+        mc_ew_end(e);
+        return 1;
+    }
+    mlx_array out = mlx_array_new();
+    int rc = mlx_all(&out, mc_handle(r), false, s);
+    mc_ew_end(e);
+    return rc ? 1 : mc_op_store(res, mc_arr(out), e->fn);
+}
+
+int mlx_allclose(mlx_array *res, const mlx_array a, const mlx_array b, double rtol, double atol, bool equal_nan,
+                 const mlx_stream s)
+{
+    mc_ew e;
+    mc_array *x, *y;
+    if (mc_ew_args2(&e, "allclose", res, a, b, &x, &y))
+        return 1;
+    return store_all(&e, res, isclose_node(&e, x, y, rtol, atol, equal_nan), s);
+}
+
+int mlx_array_equal(mlx_array *res, const mlx_array a, const mlx_array b, bool equal_nan, const mlx_stream s)
+{
+    mc_ew e;
+    mc_array *x, *y;
+    if (mc_ew_args2(&e, "array_equal", res, a, b, &x, &y))
+        return 1;
+    /* different shapes are unequal, not an error */
+    bool same = x->ndim == y->ndim;
+    for (int i = 0; same && i < x->ndim; i++)
+        same = x->shape[i] == y->shape[i];
+    if (!same)
+        return mc_ew_finish(&e, res, mc_ew_scalar(&e, 0.0, MLX_BOOL));
+    mlx_dtype t = mc_promote(x->dtype, y->dtype);
+    mc_array *eq = mc_ew_binary(&e, MC_B_EQUAL, x, y, t);
+    /* MLX's NaN-equal: x == y, or both NaN (only inexact types hold NaN) */
+    if (equal_nan && mc_dtype_is_inexact(t)) {
+        mc_array *xt = mc_ew_astype(&e, x, t), *yt = mc_ew_astype(&e, y, t);
+        mc_array *both = and_(&e, mc_ew_unary(&e, MC_U_ISNAN, xt), mc_ew_unary(&e, MC_U_ISNAN, yt));
+        eq = or_(&e, eq, both);
+    }
+    return store_all(&e, res, eq, s);
+}

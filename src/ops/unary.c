@@ -73,39 +73,150 @@ int mlx_ceil(mlx_array *res, const mlx_array a, const mlx_stream s)
 
 /* ---- at least float ---- */
 
-#define MC_FLOAT_UNARY(name, op, rule)                                          \
-    int mlx_##name(mlx_array *res, const mlx_array a, const mlx_stream s)       \
-    {                                                                           \
-        (void)s;                                                                \
-        return unary_op(res, a, op, rule, #name);                               \
-    }
+int mlx_sqrt(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_SQRT, TO_FLOAT, "sqrt");
+}
 
-MC_FLOAT_UNARY(sqrt, MC_U_SQRT, TO_FLOAT)
-MC_FLOAT_UNARY(rsqrt, MC_U_RSQRT, TO_FLOAT)
+int mlx_rsqrt(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_RSQRT, TO_FLOAT, "rsqrt");
+}
+
 /* MLX divides array(1.0f, at_least_float(a)) by a: the same values */
-MC_FLOAT_UNARY(reciprocal, MC_U_RECIPROCAL, TO_FLOAT)
-MC_FLOAT_UNARY(exp, MC_U_EXP, TO_FLOAT)
-MC_FLOAT_UNARY(expm1, MC_U_EXPM1, TO_FLOAT | NO_COMPLEX)
-MC_FLOAT_UNARY(log, MC_U_LOG, TO_FLOAT)
-MC_FLOAT_UNARY(log1p, MC_U_LOG1P, TO_FLOAT)
-MC_FLOAT_UNARY(log2, MC_U_LOG2, TO_FLOAT)
-MC_FLOAT_UNARY(log10, MC_U_LOG10, TO_FLOAT)
-MC_FLOAT_UNARY(sin, MC_U_SIN, TO_FLOAT)
-MC_FLOAT_UNARY(cos, MC_U_COS, TO_FLOAT)
-MC_FLOAT_UNARY(tan, MC_U_TAN, TO_FLOAT)
-MC_FLOAT_UNARY(arcsin, MC_U_ARCSIN, TO_FLOAT)
-MC_FLOAT_UNARY(arccos, MC_U_ARCCOS, TO_FLOAT)
-MC_FLOAT_UNARY(arctan, MC_U_ARCTAN, TO_FLOAT)
-MC_FLOAT_UNARY(sinh, MC_U_SINH, TO_FLOAT)
-MC_FLOAT_UNARY(cosh, MC_U_COSH, TO_FLOAT)
-MC_FLOAT_UNARY(tanh, MC_U_TANH, TO_FLOAT)
-MC_FLOAT_UNARY(arcsinh, MC_U_ARCSINH, TO_FLOAT)
-MC_FLOAT_UNARY(arccosh, MC_U_ARCCOSH, TO_FLOAT)
-MC_FLOAT_UNARY(arctanh, MC_U_ARCTANH, TO_FLOAT)
-MC_FLOAT_UNARY(sigmoid, MC_U_SIGMOID, TO_FLOAT | NO_COMPLEX)
-MC_FLOAT_UNARY(erf, MC_U_ERF, TO_FLOAT | NO_COMPLEX)
-MC_FLOAT_UNARY(erfinv, MC_U_ERFINV, TO_FLOAT | NO_COMPLEX)
-#undef MC_FLOAT_UNARY
+int mlx_reciprocal(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_RECIPROCAL, TO_FLOAT, "reciprocal");
+}
+
+int mlx_exp(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_EXP, TO_FLOAT, "exp");
+}
+
+int mlx_expm1(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_EXPM1, TO_FLOAT | NO_COMPLEX, "expm1");
+}
+
+int mlx_log(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_LOG, TO_FLOAT, "log");
+}
+
+int mlx_log1p(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_LOG1P, TO_FLOAT, "log1p");
+}
+
+int mlx_log2(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_LOG2, TO_FLOAT, "log2");
+}
+
+int mlx_log10(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_LOG10, TO_FLOAT, "log10");
+}
+
+int mlx_sin(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_SIN, TO_FLOAT, "sin");
+}
+
+int mlx_cos(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_COS, TO_FLOAT, "cos");
+}
+
+int mlx_tan(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_TAN, TO_FLOAT, "tan");
+}
+
+int mlx_arcsin(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_ARCSIN, TO_FLOAT, "arcsin");
+}
+
+int mlx_arccos(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_ARCCOS, TO_FLOAT, "arccos");
+}
+
+int mlx_arctan(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_ARCTAN, TO_FLOAT, "arctan");
+}
+
+int mlx_sinh(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_SINH, TO_FLOAT, "sinh");
+}
+
+int mlx_cosh(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_COSH, TO_FLOAT, "cosh");
+}
+
+int mlx_tanh(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_TANH, TO_FLOAT, "tanh");
+}
+
+int mlx_arcsinh(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_ARCSINH, TO_FLOAT, "arcsinh");
+}
+
+int mlx_arccosh(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_ARCCOSH, TO_FLOAT, "arccosh");
+}
+
+int mlx_arctanh(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_ARCTANH, TO_FLOAT, "arctanh");
+}
+
+int mlx_sigmoid(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_SIGMOID, TO_FLOAT | NO_COMPLEX, "sigmoid");
+}
+
+int mlx_erf(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_ERF, TO_FLOAT | NO_COMPLEX, "erf");
+}
+
+int mlx_erfinv(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    (void)s;
+    return unary_op(res, a, MC_U_ERFINV, TO_FLOAT | NO_COMPLEX, "erfinv");
+}
 
 /* ---- compositions ---- */
 
