@@ -1,9 +1,10 @@
 /* bench_ops: the library's op speed next to references measured by this
  * same program in the same run: a STREAM add/triad loop (1 and 2 threads,
- * pthreads) as the memory-bandwidth ceiling, and direct cblas_sgemm calls
- * (one call, and one call per matrix of a batch). bench/numpy_ref.py times
- * numpy on the same inputs. Every figure is one "BENCH ..." line (see
- * bench_util.h); bench/report.py turns the lines into docs/benchmarks.md.
+ * pthreads) as the memory-bandwidth ceiling, a copy loop as the floor of
+ * a unary op, and direct cblas_sgemm calls (one call, and one call per
+ * matrix of a batch). bench/numpy_ref.py times numpy on the same inputs.
+ * Every figure is one "BENCH ..." line (see bench_util.h); bench/report.py
+ * turns the lines into docs/benchmarks.md.
  *
  * Only the public mlx-c API is used: arrays are built with
  * mlx_array_new_data, thread counts set with mlx_cpu_set_num_threads. */
@@ -172,6 +173,23 @@ BENCH_CLONES static void stream_triad_part(void *ctx, size_t lo, size_t hi)
         a[i] = b[i] + q * c[i];
 }
 
+/* A unary op's floor: read one array, write another. */
+BENCH_CLONES static void copy_part(void *ctx, size_t lo, size_t hi)
+{
+    stream_ctx *s = ctx;
+    const float *restrict a = s->a;
+    float *restrict c = s->c;
+    for (size_t i = lo; i < hi; i++)
+        c[i] = a[i];
+}
+
+static int run_copy(void *arg)
+{
+    stream_ctx *s = arg;
+    team_run(s->tm, s->threads, copy_part, s, s->n);
+    return 0;
+}
+
 static int run_stream_add(void *arg)
 {
     stream_ctx *s = arg;
@@ -285,6 +303,30 @@ static int bench_stream(void)
     return 0;
 }
 
+/* The copy loop over n floats on 1 and 2 threads: what a unary op of that
+ * size would take if its math were free. */
+static void bench_copy(const char *name, size_t n, int warm, int reps)
+{
+    stream_ctx s = {.n = n};
+    team tm;
+    s.a = new_floats(n);
+    s.c = new_floats(n);
+    if (!s.a || !s.c || team_start(&tm)) {
+        bu_report("ref", name, 1, (bu_stat){0, 0, 0});
+        free(s.a), free(s.c);
+        return;
+    }
+    fill(s.a, n, -1, 1, 0.0);
+    fill(s.c, n, -1, 1, 0.5);
+    s.tm = &tm;
+    for (int t = 1; t <= 2; t++) {
+        s.threads = t;
+        bu_report("ref", name, t, bu_measure(run_copy, &s, warm, bu_reps(reps)));
+    }
+    team_stop(&tm);
+    free(s.a), free(s.c);
+}
+
 static void bench_elementwise(mlx_stream st)
 {
     int shape[1] = {N16M};
@@ -313,6 +355,7 @@ static void bench_unary(mlx_stream st)
     };
     unary_fn fns[] = {mlx_exp, mlx_log, mlx_tanh, mlx_sin, mlx_sigmoid};
     int shape[1] = {N1M};
+    bench_copy("copy_1M", N1M, 5, 51);
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         op_ctx o = {.kind = OP_UNARY, .un = fns[i], .s = st};
         o.x = make_input(shape, 1, ops[i].lo, ops[i].hi, 0.0);
@@ -323,6 +366,7 @@ static void bench_unary(mlx_stream st)
 
     /* Scaling: the same exp over 16M elements on 1 and 2 threads. */
     int big[1] = {N16M};
+    bench_copy("copy_16M", N16M, 2, 15);
     op_ctx o = {.kind = OP_UNARY, .un = mlx_exp, .s = st};
     o.x = make_input(big, 1, -10, 10, 0.0);
     for (int t = 1; t <= 2; t++)
@@ -394,8 +438,32 @@ static void info_env(const char *var)
     bu_info(key, v ? v : "(unset)");
 }
 
-int main(void)
+static bool wanted(int argc, char **argv, const char *section)
 {
+    if (argc < 2)
+        return true;
+    for (int i = 1; i < argc; i++)
+        if (strcmp(argv[i], section) == 0)
+            return true;
+    return false;
+}
+
+/* Usage: bench_ops [section...], sections ew, unary, reduce, matmul (all
+ * when none is named). run.sh runs one section at a time, next to the same
+ * section of numpy_ref.py, so that the two are measured seconds apart. */
+int main(int argc, char **argv)
+{
+    static const char *const sections[] = {"ew", "unary", "reduce", "matmul"};
+    for (int i = 1; i < argc; i++) {
+        size_t k = 0;
+        while (k < 4 && strcmp(argv[i], sections[k]) != 0)
+            k++;
+        if (k == 4) {
+            fprintf(stderr, "bench_ops: unknown section %s\n", argv[i]);
+            return 2;
+        }
+    }
+
     mlx_set_error_handler(report_error, NULL, NULL);
     bu_info("program", "bench_ops");
     bu_info("isa", mlx_cpu_isa());
@@ -412,12 +480,19 @@ int main(void)
     info_env("MLX_CPU_THREADS");
 
     mlx_stream st = mlx_default_cpu_stream_new();
-    int rc = bench_stream();
-    bench_elementwise(st);
-    bench_unary(st);
-    bench_reduce(st);
-    bench_gemm("matmul_1024", 1, 1024, 2, st, 2, 11);
-    bench_gemm("matmul_batch64x128", 64, 128, 2, st, 3, 21);
+    int rc = 0;
+    if (wanted(argc, argv, "ew")) {
+        rc |= bench_stream();
+        bench_elementwise(st);
+    }
+    if (wanted(argc, argv, "unary"))
+        bench_unary(st);
+    if (wanted(argc, argv, "reduce"))
+        bench_reduce(st);
+    if (wanted(argc, argv, "matmul")) {
+        bench_gemm("matmul_1024", 1, 1024, 2, st, 2, 11);
+        bench_gemm("matmul_batch64x128", 64, 128, 2, st, 3, 21);
+    }
     mlx_stream_free(st);
     return rc;
 }

@@ -92,21 +92,15 @@ def blas_info():
             f"threadpoolctl not installed, asked OpenBLAS via ctypes)"), threads
 
 
-def main():
-    info("program", "numpy_ref")
-    info("numpy", np.__version__)
-    info("python", sys.version.split()[0])
-    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
-        info(f"env_{var}", os.environ.get(var, "(unset)"))
-
+def bench_ew():
     x = fill(N16M, -1, 1, 0.0)
     y = fill(N16M, -1, 1, 0.5)
     # numpy's elementwise ufuncs and reductions run on one thread.
     report("add_16M", 1, lambda: x + y, 3, 21)
     report("multiply_16M", 1, lambda: x * y, 3, 21)
-    report("sum_16M", 1, lambda: x.sum(), 3, 21)
-    del x, y
 
+
+def bench_unary():
     unary = [
         ("exp_1M", np.exp, -10, 10),
         ("log_1M", np.log, 0.01, 100),
@@ -118,6 +112,10 @@ def main():
         v = fill(N1M, lo, hi, 0.0)
         report(name, 1, lambda fn=fn, v=v: fn(v), 5, 51)
 
+
+def bench_reduce():
+    x = fill(N16M, -1, 1, 0.0)
+    report("sum_16M", 1, lambda: x.sum(), 3, 21)
     s = fill(4096 * 1024, -5, 5, 0.0).reshape(4096, 1024)
 
     def softmax():
@@ -125,16 +123,35 @@ def main():
         return e / e.sum(axis=-1, keepdims=True)
 
     report("softmax_4096x1024", 1, softmax, 3, 21)
-    del s
 
-    # After the first BLAS call, so the library is loaded and initialised.
+
+def bench_matmul():
     a = fill(1024 * 1024, -1, 1, 0.0).reshape(1024, 1024)
     b = fill(1024 * 1024, -1, 1, 0.5).reshape(1024, 1024)
+    # After the first BLAS call, so the library is loaded and initialised.
     a @ b
     desc, threads = blas_info()
     info("blas", desc)
     info("blas_threads", threads)
     report("matmul_1024", threads or 0, lambda: a @ b, 2, 11)
+
+
+SECTIONS = {"ew": bench_ew, "unary": bench_unary, "reduce": bench_reduce,
+            "matmul": bench_matmul}
+
+
+def main():
+    """Usage: numpy_ref.py [section...] (sections as bench_ops takes)."""
+    info("program", "numpy_ref")
+    info("numpy", np.__version__)
+    info("python", sys.version.split()[0])
+    for var in ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE"):
+        info(f"env_{var}", os.environ.get(var, "(unset)"))
+    names = sys.argv[1:] or list(SECTIONS)
+    for name in names:
+        if name not in SECTIONS:
+            sys.exit(f"numpy_ref.py: unknown section {name}")
+        SECTIONS[name]()
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
 #
 # Environment knobs:
 #   BENCH_BUILD_DIR  build directory (default: build-bench/ in the repo)
-#   BENCH_ROUNDS     rounds of (numpy, bench_ops, bench_compile) (default 6)
+#   BENCH_ROUNDS     rounds of (numpy, bench_ops, bench_compile) (default 8)
 #   BENCH_REPS_SCALE share of each figure's nominal repetitions per round
 #                    (default 0.5: the rounds make up the rest)
 #   BENCH_PYTHON     the python with numpy 1.24 (default /usr/bin/python3)
@@ -16,7 +16,7 @@ set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BENCH_BUILD_DIR:-$root/build-bench}
-rounds=${BENCH_ROUNDS:-6}
+rounds=${BENCH_ROUNDS:-8}
 export BENCH_REPS_SCALE=${BENCH_REPS_SCALE:-0.5}
 py=${BENCH_PYTHON:-/usr/bin/python3}
 out=${BENCH_OUT:-$root/docs/benchmarks.md}
@@ -62,12 +62,14 @@ PY
 } > "$results/meta.txt"
 
 start=$(date +%s)
+# Each section runs in numpy, then in bench_ops, back to back, so that a
+# reference and our figure are measured seconds apart on this noisy host.
 for r in $(seq 1 "$rounds"); do
-    echo "round $r/$rounds: numpy" >&2
-    "${noblas[@]}" "$py" "$root/bench/numpy_ref.py" > "$results/numpy-$r.txt"
-    echo "round $r/$rounds: bench_ops" >&2
-    "${noblas[@]}" "$build/bench/bench_ops" > "$results/ops-$r.txt"
-    echo "round $r/$rounds: bench_compile" >&2
+    echo "round $r/$rounds" >&2
+    for sec in ew unary reduce matmul; do
+        "${noblas[@]}" "$py" "$root/bench/numpy_ref.py" "$sec" > "$results/numpy-$sec-$r.txt"
+        "${noblas[@]}" "$build/bench/bench_ops" "$sec" > "$results/ops-$sec-$r.txt"
+    done
     "${noblas[@]}" "$build/bench/bench_compile" > "$results/compile-$r.txt"
 done
 echo "META load_after=$(cut -d' ' -f1 /proc/loadavg)" >> "$results/meta.txt"
