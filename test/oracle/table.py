@@ -164,12 +164,11 @@ def _mul(w, a, b):
     return a & b if w == "bool" else a * b
 
 
-# Integer floor_divide: include/mlx/c/ops.h promises the floored quotient
-# (Python, numpy). MLX (HEAD when this was written) divides integers with C's
-# truncation toward zero in floor_divide, a known bug (ml-explore/mlx#4346 and
-# #4515 are open to floor it); MLX's divmod and remainder already floor. Set
-# True to check MLX's truncation instead.
-FLOOR_DIVIDE_TRUNCATES = False
+# Integer floor_divide: MLX divides integers with C's truncation toward zero
+# in floor_divide (its Divide primitive; ml-explore/mlx#4346 discusses
+# flooring it), while its divmod and remainder floor. We follow MLX's source
+# (include/mlx/c/ops.h says so); set False to check Python's floor instead.
+FLOOR_DIVIDE_TRUNCATES = True
 
 
 def _floor_divide(w, a, b):

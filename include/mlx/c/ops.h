@@ -124,8 +124,9 @@ int mlx_imag(mlx_array* res, const mlx_array a, const mlx_stream s);
 
 /* a and b broadcast against each other (NumPy rules) and their dtypes are
  * promoted to a common one, as in MLX. divide, arctan2 and logaddexp give
- * floating results; floor_divide rounds toward minus infinity and the
- * remainder takes b's sign, as in Python. */
+ * floating results. As in MLX, floor_divide is floor(a / b) for floats but
+ * truncates toward zero for integers (C's division), while remainder takes
+ * b's sign (as Python's %) and divmod floors its quotient. */
 int mlx_add(
     mlx_array* res,
     const mlx_array a,
