@@ -16,6 +16,7 @@ static const char *const binary_names[MC_B_COUNT] = {
     [MC_B_ARCTAN2] = "ArcTan2",
     [MC_B_LOGADDEXP] = "LogAddExp",
     [MC_B_EQUAL] = "Equal",
+    [MC_B_EQUAL_NAN] = "NaNEqual",
     [MC_B_NOT_EQUAL] = "NotEqual",
     [MC_B_LESS] = "Less",
     [MC_B_LESS_EQUAL] = "LessEqual",
@@ -39,6 +40,7 @@ mlx_dtype mc_binary_out_dtype(mc_binary_op op, mlx_dtype d)
 {
     switch (op) {
     case MC_B_EQUAL:
+    case MC_B_EQUAL_NAN:
     case MC_B_NOT_EQUAL:
     case MC_B_LESS:
     case MC_B_LESS_EQUAL:
