@@ -49,8 +49,8 @@ typedef double mc_r_f64x32 MC_VEC_LANES(double, float);
 
 /* Lane-wise max / min of each element type (NaN-propagating for floats). */
 #define MC_DEF_MINMAX(sfx, V, M)                                                       \
-    static inline V vmax_##sfx(V a, V b) { return MC_VSEL(V, M, a > b, a, b); }        \
-    static inline V vmin_##sfx(V a, V b) { return MC_VSEL(V, M, a < b, a, b); }
+    static inline V mc_vmax_##sfx(V a, V b) { return MC_VSEL(V, M, a > b, a, b); }     \
+    static inline V mc_vmin_##sfx(V a, V b) { return MC_VSEL(V, M, a < b, a, b); }
 MC_DEF_MINMAX(u8, mc_vu8, mc_vi8)
 MC_DEF_MINMAX(u16, mc_vu16, mc_vi16)
 MC_DEF_MINMAX(u32, mc_vu32, mc_vi32)
@@ -59,10 +59,10 @@ MC_DEF_MINMAX(i8, mc_vi8, mc_vi8)
 MC_DEF_MINMAX(i16, mc_vi16, mc_vi16)
 MC_DEF_MINMAX(i32, mc_vi32, mc_vi32)
 MC_DEF_MINMAX(i64, mc_vi64, mc_vi64)
-static inline mc_vf32 vmax_f32(mc_vf32 a, mc_vf32 b) { return mc_max_f32(a, b); }
-static inline mc_vf32 vmin_f32(mc_vf32 a, mc_vf32 b) { return mc_min_f32(a, b); }
-static inline mc_vf64 vmax_f64(mc_vf64 a, mc_vf64 b) { return mc_max_f64(a, b); }
-static inline mc_vf64 vmin_f64(mc_vf64 a, mc_vf64 b) { return mc_min_f64(a, b); }
+static inline mc_vf32 mc_vmax_f32(mc_vf32 a, mc_vf32 b) { return mc_max_f32(a, b); }
+static inline mc_vf32 mc_vmin_f32(mc_vf32 a, mc_vf32 b) { return mc_min_f32(a, b); }
+static inline mc_vf64 mc_vmax_f64(mc_vf64 a, mc_vf64 b) { return mc_max_f64(a, b); }
+static inline mc_vf64 mc_vmin_f64(mc_vf64 a, mc_vf64 b) { return mc_min_f64(a, b); }
 
 
 /* Elements per float32 block: every lane of four accumulators adds four

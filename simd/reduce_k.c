@@ -143,8 +143,8 @@ MC_INT_SUMPROD(i64, int64_t, mc_vi64, uint64_t, mc_vu64, AS_U64)
 #define SMIN(a, b) MC_SMIN(a, b)
 
 #define MC_MINMAX(sfx, T, V, LO, HI)                                                   \
-    MC_RED_BOTH(max_##sfx, T, V, T, V, ID, ID, vmax_##sfx, SMAX, LO, LO, T, ID)         \
-    MC_RED_BOTH(min_##sfx, T, V, T, V, ID, ID, vmin_##sfx, SMIN, HI, HI, T, ID)
+    MC_RED_BOTH(max_##sfx, T, V, T, V, ID, ID, mc_vmax_##sfx, SMAX, LO, LO, T, ID)      \
+    MC_RED_BOTH(min_##sfx, T, V, T, V, ID, ID, mc_vmin_##sfx, SMIN, HI, HI, T, ID)
 
 /* bool is bytes 0/1, so uint8's max and min are its or and and. */
 MC_MINMAX(u8, uint8_t, mc_vu8, 0, UINT8_MAX)

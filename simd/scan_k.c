@@ -34,7 +34,9 @@ static inline double lae_f64(double a, double b)
 }
 
 #define ADD(a, b) ((a) + (b))
-#define MUL(a, b) ((a) * (b))
+/* 1u first: uint16 operands would otherwise be promoted to int, whose
+ * product can overflow (UB); unsigned int wraps, as the result does */
+#define MUL(a, b) ((a) * 1u * (b))
 #define SMAX(a, b) MC_SMAX(a, b)
 #define SMIN(a, b) MC_SMIN(a, b)
 
@@ -119,7 +121,7 @@ MC_SCAN_ROW_FLOAT(bf16, uint16_t, float, float, BF16_IN, BF16_OUT, lae_f32)
         VA carry[MC_COL_CHUNK / W];                                                    \
         const A c0s = inclusive ? (A)(INIT_INCL) : (A)(INIT_EXCL);                     \
         if (m < W) {                                                                   \
-            A c[W];                                                                    \
+            A c[W] = {0}; /* (all m used are set below; gcc 12 aarch64 warns) */  \
             for (size_t k = 0; k < m; k++)                                             \
                 c[k] = c0s;                                                            \
             for (size_t s = 0; s < n; s++) {                                           \
@@ -183,8 +185,8 @@ MC_SCAN_ROW_FLOAT(bf16, uint16_t, float, float, BF16_IN, BF16_OUT, lae_f32)
 #define MC_SCAN_COL_INT(sfx, T, V, U, VU, LO, HI)                                      \
     MC_SCAN_COL(csum_##sfx, T, V, U, VU, T, AS(VU), ADD, ADD, 0, 0)                     \
     MC_SCAN_COL(cprod_##sfx, T, V, U, VU, T, AS(VU), MUL, MUL, 1, 1)                    \
-    MC_SCAN_COL(cmax_##sfx, T, V, T, V, T, NOP, vmax_##sfx, SMAX, LO, LO)               \
-    MC_SCAN_COL(cmin_##sfx, T, V, T, V, T, NOP, vmin_##sfx, SMIN, HI, HI)
+    MC_SCAN_COL(cmax_##sfx, T, V, T, V, T, NOP, mc_vmax_##sfx, SMAX, LO, LO)            \
+    MC_SCAN_COL(cmin_##sfx, T, V, T, V, T, NOP, mc_vmin_##sfx, SMIN, HI, HI)
 MC_SCAN_COL_INT(u8, uint8_t, mc_vu8, uint8_t, mc_vu8, 0, UINT8_MAX)
 MC_SCAN_COL_INT(u16, uint16_t, mc_vu16, uint16_t, mc_vu16, 0, UINT16_MAX)
 MC_SCAN_COL_INT(u32, uint32_t, mc_vu32, uint32_t, mc_vu32, 0, UINT32_MAX)
@@ -195,8 +197,8 @@ MC_SCAN_COL_INT(i32, int32_t, mc_vi32, uint32_t, mc_vu32, INT32_MIN, INT32_MAX)
 MC_SCAN_COL_INT(i64, int64_t, mc_vi64, uint64_t, mc_vu64, INT64_MIN, INT64_MAX)
 MC_SCAN_COL(csum_b, uint8_t, mc_r_u8x32, uint32_t, mc_vu32, int32_t, W32_U8, ADD, ADD, 0, 0)
 MC_SCAN_COL(cprod_b, uint8_t, mc_vu8, uint8_t, mc_vu8, uint8_t, NOP, MUL, MUL, 1, 1)
-MC_SCAN_COL(cmax_b, uint8_t, mc_vu8, uint8_t, mc_vu8, uint8_t, NOP, vmax_u8, SMAX, 0, 0)
-MC_SCAN_COL(cmin_b, uint8_t, mc_vu8, uint8_t, mc_vu8, uint8_t, NOP, vmin_u8, SMIN, 1, 1)
+MC_SCAN_COL(cmax_b, uint8_t, mc_vu8, uint8_t, mc_vu8, uint8_t, NOP, mc_vmax_u8, SMAX, 0, 0)
+MC_SCAN_COL(cmin_b, uint8_t, mc_vu8, uint8_t, mc_vu8, uint8_t, NOP, mc_vmin_u8, SMIN, 1, 1)
 
 static inline mc_vf32 vlae_f32(mc_vf32 a, mc_vf32 b) { return mc_logaddexp_f32(a, b); }
 static inline mc_vf64 vlae_f64(mc_vf64 a, mc_vf64 b) { return mc_logaddexp_f64(a, b); }
@@ -212,8 +214,8 @@ MC_SCAN_COL(csum_f64, double, mc_vf64, double, mc_vf64, double, NOP, ADD, ADD, -
 MC_SCAN_COL(cprod_f64, double, mc_vf64, double, mc_vf64, double, NOP, MUL, MUL, 1, 1)
 
 #define MC_SCAN_COL_FLOAT(sfx, T, V)                                                   \
-    MC_SCAN_COL(cmax_##sfx, T, V, T, V, T, NOP, vmax_##sfx, SMAX, -INFINITY, -INFINITY) \
-    MC_SCAN_COL(cmin_##sfx, T, V, T, V, T, NOP, vmin_##sfx, SMIN, INFINITY, INFINITY)   \
+    MC_SCAN_COL(cmax_##sfx, T, V, T, V, T, NOP, mc_vmax_##sfx, SMAX, -INFINITY, -INFINITY) \
+    MC_SCAN_COL(cmin_##sfx, T, V, T, V, T, NOP, mc_vmin_##sfx, SMIN, INFINITY, INFINITY)   \
     MC_SCAN_COL(clae_##sfx, T, V, T, V, T, NOP, vlae_##sfx, lae_##sfx, -INFINITY, -INFINITY)
 MC_SCAN_COL_FLOAT(f32, float, mc_vf32)
 MC_SCAN_COL_FLOAT(f64, double, mc_vf64)

@@ -339,7 +339,13 @@ static int threads_with_env(const char *value)
     assert_true(pid >= 0);
     if (pid == 0) {
         setenv("MLX_CPU_THREADS", value, 1);
-        execl(self_path, self_path, "--print-threads", (char *)NULL);
+        /* cross builds run under an emulator (meson's exe_wrapper, e.g.
+         * qemu-aarch64), which the kernel does not start by itself */
+        const char *wrapper = getenv("MESON_EXE_WRAPPER");
+        if (wrapper && *wrapper)
+            execl(wrapper, wrapper, self_path, "--print-threads", (char *)NULL);
+        else
+            execl(self_path, self_path, "--print-threads", (char *)NULL);
         _exit(255);
     }
     int status = 0;

@@ -1159,12 +1159,28 @@ static void test_env_override_picks_the_table_in_a_fresh_process(void **state)
     }
 }
 
+/* On aarch64 NEON is baseline: its table exists, dispatch picks it, and so
+ * every "every ISA" test above compares NEON with the scalar reference. */
+static void test_aarch64_dispatch_picks_neon(void **state)
+{
+    (void)state;
+#if defined(__aarch64__)
+    assert_non_null(mc_kernels_for("neon"));
+    assert_string_equal(mc_kernels_select(NULL), "neon");
+    if (getenv("MLX_CPU_ISA") == NULL)
+        assert_string_equal(mlx_cpu_isa(), "neon");
+#else
+    assert_null(mc_kernels_for("neon"));
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         /* first: the fork test needs a process that has not chosen yet */
         cmocka_unit_test(test_env_override_picks_the_table_in_a_fresh_process),
         cmocka_unit_test(test_isa_request_parsing),
+        cmocka_unit_test(test_aarch64_dispatch_picks_neon),
         cmocka_unit_test(test_every_isa_unary_kernel_matches_the_reference),
         cmocka_unit_test(test_every_isa_binary_kernel_matches_the_reference),
         cmocka_unit_test(test_every_isa_convert_kernel_matches_the_reference),

@@ -29,14 +29,20 @@ char *mc_shape_str(char *buf, size_t n, int ndim, const int *shape)
 bool mc_shape_size(int ndim, const int *shape, size_t *size)
 {
     size_t s = 1;
+    bool zero = false;
     for (int i = 0; i < ndim; i++) {
         if (shape[i] < 0)
             return false;
-        if (shape[i] && s > SIZE_MAX / (size_t)shape[i])
+        zero |= shape[i] == 0;
+    }
+    /* a 0 anywhere makes the size 0, whatever the order of the dims (the
+     * product of the others must not refuse (INT_MAX, INT_MAX, INT_MAX, 0)) */
+    for (int i = 0; i < ndim && !zero; i++) {
+        if (s > SIZE_MAX / (size_t)shape[i])
             return false;
         s *= (size_t)shape[i];
     }
-    *size = s;
+    *size = zero ? 0 : s;
     return true;
 }
 
@@ -45,7 +51,9 @@ void mc_row_strides(int ndim, const int *shape, int64_t *strides)
     int64_t s = 1;
     for (int i = ndim - 1; i >= 0; i--) {
         strides[i] = s;
-        s *= shape[i] > 0 ? shape[i] : 1;
+        /* unsigned: with a 0 dim the other dims' product is unchecked and
+         * may wrap, harmlessly, since an empty array addresses nothing */
+        s = (int64_t)((uint64_t)s * (uint64_t)(shape[i] > 0 ? shape[i] : 1));
     }
 }
 
@@ -103,6 +111,13 @@ void mc_array_update_flags(mc_array *a)
     /* data_size: the span of elements the view touches, if they are dense */
     size_t span = 1;
     bool empty = a->size == 0;
+    if (empty) {
+        /* every layout at once; and the products below, of the other dims,
+         * are unchecked for an empty array and may overflow */
+        a->flags = MC_FLAG_ROW_CONTIG | MC_FLAG_COL_CONTIG | MC_FLAG_CONTIG;
+        a->data_size = 0;
+        return;
+    }
     int64_t row = 1, col = 1;
     bool row_ok = true, col_ok = true;
     for (int i = a->ndim - 1; i >= 0; i--) {

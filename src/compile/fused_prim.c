@@ -251,7 +251,8 @@ int mc_fused_eval(mc_array *out, mc_array *const *in, int n, const void *params)
         j->data[k] = in[k]->data;
         j->isize[k] = mc_dtype_size(in[k]->dtype);
     }
-    collapse(j, out->ndim, out->shape, bstr);
+    if (out->size) /* an empty output's dims may multiply past INT_MAX */
+        collapse(j, out->ndim, out->shape, bstr);
     mc_xfree(bstr);
     /* An input may give its buffer to the output only if it is read at the
      * very positions written (row-major, same size): mc_out_alloc checks
