@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+enum { BU_WARM_NS = 50 * 1000 * 1000 };
+
 int64_t bu_now_ns(void)
 {
     struct timespec ts;
@@ -37,7 +39,11 @@ bu_stat bu_measure(int (*fn)(void *), void *ctx, int warm, int reps)
     int64_t *t = malloc((size_t)(reps > 0 ? reps : 1) * sizeof *t);
     if (!t)
         return st;
-    for (int i = 0; i < warm; i++)
+    /* Warm up for `warm` runs and at least BU_WARM_NS: long enough for
+     * page faults, caches, the library's worker threads and (on a VM) an
+     * idle second vCPU to settle, whatever one run costs. */
+    int64_t warm_end = bu_now_ns() + BU_WARM_NS;
+    for (int i = 0; i < warm || bu_now_ns() < warm_end; i++)
         if (fn(ctx))
             goto out;
     for (int i = 0; i < reps; i++) {

@@ -15,9 +15,9 @@ typedef struct {
     int reps;
 } bu_stat;
 
-/* Runs fn(ctx) warm times untimed, then reps times timed one by one, and
- * returns the median and minimum. fn returns non-zero on failure, which
- * stops the measurement and yields reps == 0. */
+/* Runs fn(ctx) untimed warm times and for at least 50 ms, then reps times
+ * timed one by one, and returns the median and minimum. fn returns
+ * non-zero on failure, which stops the measurement and yields reps == 0. */
 bu_stat bu_measure(int (*fn)(void *), void *ctx, int warm, int reps);
 
 /* Sorts samples[0..n) in place and returns their median and minimum. */
