@@ -1213,11 +1213,11 @@ static void test_failed_allocations_report_once_and_leak_nothing(void **state)
 #ifdef MC_FAULT_INJECTION
     /* float16 operands and a transposed b: scratch copies, conversions
      * and an accumulator, each an allocation that can fail */
-    double va[24], vb[20], vc[20];
+    double va[24], vb[20], vc[20], vd[24];
     int as[3] = {2, 3, 4}, bs[2] = {5, 4};
     int c5[1] = {5}, c3[3] = {3, 2, 4};
     mlx_array a = make(MLX_FLOAT16, 3, as, 41, va), b0 = make(MLX_FLOAT16, 2, bs, 42, vb);
-    mlx_array c = make(MLX_FLOAT16, 1, c5, 43, vc), d = make(MLX_FLOAT16, 3, c3, 44, vb);
+    mlx_array c = make(MLX_FLOAT16, 1, c5, 43, vc), d = make(MLX_FLOAT16, 3, c3, 44, vd);
     mlx_array b = mlx_array_new();
     assert_int_equal(mlx_transpose(&b, b0, S), 0);
     assert_int_equal(mlx_array_eval(b), 0);
