@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <cmocka.h>
 
@@ -93,6 +94,27 @@ static void test_16_bit_column_cumprod_wraps_without_signed_overflow(void **stat
     }
 }
 
+/* Printing walked an empty array's blocks adding its strides in int64:
+ * those of (2, INT_MAX, INT_MAX, INT_MAX, 0) overflow (UBSan in
+ * src/api/array_print.c). Nothing is read; the text only shows the blocks. */
+static void test_printing_empty_array_with_huge_dims(void **state)
+{
+    (void)state;
+    const int shape[5] = {2, INT_MAX, INT_MAX, INT_MAX, 0};
+    mlx_array z = mlx_array_new();
+    assert_int_equal(mlx_zeros(&z, shape, 5, MLX_INT8, S), 0);
+    assert_int_equal(mlx_array_eval(z), 0);
+    mlx_string str = mlx_string_new();
+    assert_int_equal(mlx_array_tostring(&str, z), 0);
+    const char *text = mlx_string_data(str);
+    assert_non_null(text);
+    assert_int_equal(strncmp(text, "array([[[[[],", 13), 0);
+    assert_non_null(strstr(text, "...,"));
+    assert_non_null(strstr(text, "dtype=int8)"));
+    mlx_string_free(str);
+    mlx_array_free(z);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, NULL, tu_test_teardown)
 
 int main(void)
@@ -101,6 +123,7 @@ int main(void)
         T(test_empty_shape_with_huge_other_dims_has_no_stride_overflow),
         T(test_fused_chain_on_empty_array_with_huge_dims),
         T(test_16_bit_column_cumprod_wraps_without_signed_overflow),
+        T(test_printing_empty_array_with_huge_dims),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

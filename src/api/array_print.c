@@ -220,7 +220,7 @@ static void put_block(const walk *w, int64_t index, int dim)
         if (i == EDGE_ITEMS && n > 2 * EDGE_ITEMS) {
             sb_str(b, "...");
             i = n - EDGE_ITEMS - 1;
-            index += s * (int64_t)(n - 2 * EDGE_ITEMS - 1);
+            index = (int64_t)((uint64_t)index + (uint64_t)s * (uint64_t)(n - 2 * EDGE_ITEMS - 1));
         } else if (last) {
             put_elem(b, w->a->dtype, w->data + index * (int64_t)w->itemsize, w->o);
         } else {
@@ -228,7 +228,9 @@ static void put_block(const walk *w, int64_t index, int dim)
         }
         if (i < n - 1)
             sb_str(b, last ? ", " : ",\n");
-        index += s;
+        /* unsigned: an empty array's strides (of dims around a 0) are not
+         * bounded by any size and may wrap; its elements are never read */
+        index = (int64_t)((uint64_t)index + (uint64_t)s);
     }
     sb_str(b, "]");
 }
