@@ -115,6 +115,24 @@ static void test_printing_empty_array_with_huge_dims(void **state)
     mlx_array_free(z);
 }
 
+/* tensordot (src/ops/linalg.c) multiplied the operands' dims in int64
+ * before checking them: (INT_MAX, INT_MAX, INT_MAX, 0) overflowed before
+ * its 0 was reached. The product of an empty operand is 0; the result is
+ * empty. */
+static void test_tensordot_of_empty_operand_with_huge_dims(void **state)
+{
+    (void)state;
+    const int sa[4] = {INT_MAX, INT_MAX, INT_MAX, 0}, sb[1] = {2};
+    const int want[5] = {INT_MAX, INT_MAX, INT_MAX, 0, 2};
+    mlx_array a = mlx_array_new(), b = mlx_array_new(), r = mlx_array_new();
+    assert_int_equal(mlx_zeros(&a, sa, 4, MLX_FLOAT32, S), 0);
+    assert_int_equal(mlx_ones(&b, sb, 1, MLX_FLOAT32, S), 0);
+    assert_int_equal(mlx_tensordot_axis(&r, a, b, 0, S), 0);
+    assert_true(tu_shape_is(r, 5, want));
+    assert_int_equal(mlx_array_eval(r), 0);
+    TU_FREE(a, b, r);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, NULL, tu_test_teardown)
 
 int main(void)
@@ -124,6 +142,7 @@ int main(void)
         T(test_fused_chain_on_empty_array_with_huge_dims),
         T(test_16_bit_column_cumprod_wraps_without_signed_overflow),
         T(test_printing_empty_array_with_huge_dims),
+        T(test_tensordot_of_empty_operand_with_huge_dims),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -181,14 +181,18 @@ static mc_array *tensordot_arrays(mc_array *a, mc_array *b, const int *axa, cons
             mc_error("[%s] a and b must have the same shape on the contracted axes.", fn);
             return NULL;
         }
-        csize *= a->shape[na[i]];
+        /* saturating: an empty operand's other dims may multiply past
+         * int64 (a 0 later still gives 0); > INT_MAX is refused below */
+        if (__builtin_mul_overflow(csize, (int64_t)a->shape[na[i]], &csize))
+            csize = INT64_MAX;
     }
     int t1[MC_MAX_NDIM], t2[MC_MAX_NDIM], rshape[2 * MC_MAX_NDIM];
     int k1 = 0, k2 = 0, nr = 0;
     for (int i = 0; i < a->ndim; i++) {
         if (!ca[i]) {
             t1[k1++] = i;
-            size1 *= a->shape[i];
+            if (__builtin_mul_overflow(size1, (int64_t)a->shape[i], &size1))
+                size1 = INT64_MAX;
             rshape[nr++] = a->shape[i];
         }
     }
@@ -199,7 +203,8 @@ static mc_array *tensordot_arrays(mc_array *a, mc_array *b, const int *axa, cons
     for (int i = 0; i < b->ndim; i++) {
         if (!cb[i]) {
             t2[k2++] = i;
-            size2 *= b->shape[i];
+            if (__builtin_mul_overflow(size2, (int64_t)b->shape[i], &size2))
+                size2 = INT64_MAX;
             rshape[nr++] = b->shape[i];
         }
     }
