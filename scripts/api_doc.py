@@ -39,6 +39,8 @@ HEADERS = [
 # function by measured speed (simd/vec_math.h); float64 always uses the
 # 1.0-ULP variants.
 NOTES = {
+    "mlx_array_new_data_managed": "a failed creation does not run dtor (the caller keeps data)",
+    "mlx_array_new_data_managed_payload": "a failed creation does not run dtor (the caller keeps payload)",
     "mlx_async_eval": "evaluates synchronously before returning",
     "mlx_synchronize": "returns at once: evaluation is synchronous",
     "mlx_array_data_bool": "evaluates first (all data_* accessors do)",

@@ -291,6 +291,24 @@ static void test_managed_dtor_may_be_null(void **state)
     mlx_array_free(a);
 }
 
+/* A creation refused for its arguments hands nothing over: the data (and
+ * the duty to free it) stay with the caller, so dtor must not run. */
+static void test_refused_managed_creation_does_not_run_dtor(void **state)
+{
+    (void)state;
+    dtor_calls = 0;
+    float buf[2] = {1, 2};
+    int bad_shape[1] = {-2};
+    mlx_array a = mlx_array_new_data_managed(buf, bad_shape, 1, MLX_FLOAT32, count_dtor);
+    assert_null(a.ctx);
+    tu_expect_error("[mlx_array_new_data_managed]");
+    int payload_obj, shape[1] = {2};
+    a = mlx_array_new_data_managed_payload(buf, shape, 1, (mlx_dtype)99, &payload_obj, count_dtor);
+    assert_null(a.ctx);
+    tu_expect_error("[mlx_array_new_data_managed_payload]");
+    assert_int_equal(dtor_calls, 0);
+}
+
 enum { VIEW_RESHAPE, VIEW_TRANSPOSE, VIEW_BROADCAST, VIEW_COUNT };
 
 static int make_view(int kind, mlx_array *out, mlx_array a)
@@ -704,6 +722,7 @@ int main(void)
         T(test_managed_data_reads_back_through_ops),
         T(test_managed_payload_dtor_receives_payload),
         T(test_managed_dtor_may_be_null),
+        T(test_refused_managed_creation_does_not_run_dtor),
         T(test_managed_dtor_waits_for_evaluated_views),
         T(test_managed_dtor_waits_for_lazy_consumers),
         T(test_managed_dtor_runs_once_with_many_handles_and_views),

@@ -76,7 +76,9 @@ mlx_array mlx_array_new_data(
     int dim,
     mlx_dtype dtype);
 /* Returns a new array that uses data in place, without copying; dtor(data)
- * runs exactly once, when the last array using the buffer is freed. */
+ * runs exactly once, when the last array using the buffer is freed. If the
+ * creation fails (bad arguments, out of memory) it returns an empty handle
+ * with an error reported and does not run dtor: the caller still owns data. */
 mlx_array mlx_array_new_data_managed(
     void* data,
     const int* shape,
