@@ -208,6 +208,30 @@ static void test_new_data_empty_shapes_have_size_zero(void **state)
     TU_FREE(a, b);
 }
 
+/* MLX's row-major strides multiply through a 0 dim as through any other:
+ * every stride left of it is 0, lazy or evaluated, and a lazy op's output
+ * of an empty shape gets the same. */
+static void test_empty_array_strides_are_zero_left_of_a_zero_dim_as_mlx(void **state)
+{
+    (void)state;
+    int s4[4] = {2, 0, 3, 4};
+    const size_t want[4] = {0, 12, 4, 1};
+    mlx_array a = mlx_array_new_data(NULL, s4, 4, MLX_FLOAT32);
+    mlx_array z = mlx_array_new();
+    assert_int_equal(mlx_zeros(&z, s4, 4, MLX_INT32, S), 0);
+    for (int pass = 0; pass < 2; pass++) {
+        const size_t *sa = mlx_array_strides(a), *sz = mlx_array_strides(z);
+        assert_non_null(sa);
+        assert_non_null(sz);
+        for (int i = 0; i < 4; i++) {
+            assert_int_equal(sa[i], want[i]);
+            assert_int_equal(sz[i], want[i]);
+        }
+        assert_int_equal(mlx_array_eval(z), 0);
+    }
+    TU_FREE(a, z);
+}
+
 static void test_free_of_empty_handle_is_allowed(void **state)
 {
     (void)state;
@@ -717,6 +741,7 @@ int main(void)
         T(test_new_data_copies_values_of_every_dtype),
         T(test_new_data_0d_takes_no_shape),
         T(test_new_data_empty_shapes_have_size_zero),
+        T(test_empty_array_strides_are_zero_left_of_a_zero_dim_as_mlx),
         T(test_free_of_empty_handle_is_allowed),
         T(test_managed_data_is_used_in_place),
         T(test_managed_data_reads_back_through_ops),

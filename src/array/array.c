@@ -51,9 +51,10 @@ void mc_row_strides(int ndim, const int *shape, int64_t *strides)
     int64_t s = 1;
     for (int i = ndim - 1; i >= 0; i--) {
         strides[i] = s;
-        /* unsigned: with a 0 dim the other dims' product is unchecked and
-         * may wrap, harmlessly, since an empty array addresses nothing */
-        s = (int64_t)((uint64_t)s * (uint64_t)(shape[i] > 0 ? shape[i] : 1));
+        /* As MLX: a 0 dim makes every stride left of it 0. Unsigned, since
+         * the dims right of a 0 dim are not size-checked and their product
+         * may wrap, harmlessly: an empty array addresses nothing. */
+        s = (int64_t)((uint64_t)s * (uint64_t)shape[i]);
     }
 }
 
