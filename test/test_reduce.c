@@ -331,10 +331,40 @@ static void test_complex64_sums_products_and_order(void **state)
     assert_true(tu_get(r, 0) == 1);
     OK(mlx_all(&r, y, false, S));
     assert_true(tu_get(r, 0) == 0);
-    EXPECT_FAIL(r, mlx_var(&r, x, false, 0, S), "[var]", "complex64");
     EXPECT_FAIL(r, mlx_logsumexp(&r, x, false, S), "[logsumexp]", "complex64");
     EXPECT_FAIL(r, mlx_softmax(&r, x, false, S), "[softmax]", "complex64");
     TU_FREE(x, y, r);
+}
+
+/* MLX (since its fix #4260): var of complex64 is the float32 mean squared
+ * magnitude of the deviations, as numpy's; std its square root. */
+static void test_var_and_std_of_complex64_are_float32_magnitudes(void **state)
+{
+    (void)state;
+    const float _Complex v[] = {1 + 2 * I, 3 - 1 * I, 3 + 0.5f * I, -1 + 0 * I};
+    mlx_array x = mlx_array_new_data(v, (const int[]){2, 2}, 2, MLX_COMPLEX64), r = mlx_array_new();
+    /* over axis 0: columns {1+2j, 3+0.5j} and {3-1j, -1} */
+    OK(mlx_var_axis(&r, x, 0, false, 0, S));
+    OK(mlx_array_eval(r));
+    assert_int_equal(mlx_array_dtype(r), MLX_FLOAT32);
+    assert_int_equal(mlx_array_ndim(r), 1);
+    /* deviations +-(1 - 0.75j) and +-(2 - 0.5j): |.|^2 = 1.5625, 4.25 */
+    assert_true(fabs(tu_get(r, 0) - 1.5625) < 1e-6 && fabs(tu_get(r, 1) - 4.25) < 1e-6);
+    /* ddof 1 divides by N - 1 = 1, keepdims keeps (1, 2) */
+    OK(mlx_var_axis(&r, x, 0, true, 1, S));
+    assert_int_equal(mlx_array_ndim(r), 2);
+    assert_true(fabs(tu_get(r, 0) - 3.125) < 1e-6 && fabs(tu_get(r, 1) - 8.5) < 1e-6);
+    /* all elements: mean 1.5+0.375j */
+    OK(mlx_std(&r, x, false, 0, S));
+    assert_int_equal(mlx_array_dtype(r), MLX_FLOAT32);
+    double want = 0;
+    for (int i = 0; i < 4; i++)
+        want += pow(cabs(v[i] - (1.5 + 0.375 * I)), 2);
+    assert_true(fabs(tu_get(r, 0) - sqrt(want / 4)) < 1e-6);
+    /* ddof >= N divides by 0, as MLX: inf */
+    OK(mlx_var(&r, x, false, 4, S));
+    assert_true(isinf(tu_get(r, 0)));
+    TU_FREE(x, r);
 }
 
 static void test_noop_reductions_follow_mlx(void **state)
@@ -835,6 +865,7 @@ int main(void)
         T(test_empty_reductions_give_identities_or_errors),
         T(test_nan_and_inf_follow_mlx),
         T(test_complex64_sums_products_and_order),
+        T(test_var_and_std_of_complex64_are_float32_magnitudes),
         T(test_noop_reductions_follow_mlx),
         T(test_bad_axes_report_one_message),
         T(test_float32_sum_of_16m_is_within_1e6_of_float64),

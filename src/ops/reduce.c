@@ -3,9 +3,12 @@
  * dtype rules are MLX's (mlx/ops.cpp): axes are checked in the order
  * given ("Invalid axis"), then for duplicates; a reduction whose reduced
  * dims all have size 1 is a cast (or the input itself); keepdims = false
- * squeezes the reduced dims of the Reduce node's output. */
+ * squeezes the reduced dims of the Reduce node's output. var and std of
+ * complex64 are composed as MLX composes them: float32, the mean squared
+ * magnitude of the deviations. */
 #include <string.h>
 
+#include "ops/ew.h"
 #include "ops/reduce_internal.h"
 #include "runtime/error.h"
 
@@ -91,6 +94,34 @@ static int reduce_op(mlx_array *res, mlx_array a, const int *axes, size_t n, boo
     return mc_op_store(res, mc_reduce_finish_keepdims(out, sorted, k, keepdims, fn), fn);
 }
 
+/* var (kind MC_RK_VAR) or std of complex64 x over the sorted axes, as MLX:
+ * d = x - mean(x), v = sum(real(d * conj(d))) in float32, divided by
+ * max(N - ddof, 0) when ddof != 0, else times 1/N; std is sqrt(v). */
+static int complex_moment(mlx_array *res, mc_array *x, const int *sorted, int k, bool keepdims, int kind,
+                          int ddof, const char *fn)
+{
+    double count = 1;
+    for (int i = 0; i < k; i++)
+        count *= x->shape[sorted[i]];
+    mc_ew s;
+    mc_ew_begin(&s, fn);
+    mc_array *mu = mc_ew_hold(&s, mc_reduce_node(x, MC_RK_MEAN, 0, sorted, k, fn));
+    mc_array *d = mc_ew_binary(&s, MC_B_SUBTRACT, x, mu, MLX_COMPLEX64);
+    mc_array *dd = mc_ew_binary(&s, MC_B_MULTIPLY, d, mc_ew_unary(&s, MC_U_CONJUGATE, d), MLX_COMPLEX64);
+    mc_array *sq = mc_ew_unary(&s, MC_U_REAL, dd);
+    mc_array *v = sq ? mc_ew_hold(&s, mc_reduce_node(sq, MC_RK_SUM, 0, sorted, k, fn)) : NULL;
+    if (ddof != 0) {
+        float n = (float)count - (float)ddof; /* float32 arithmetic, as MLX */
+        v = mc_ew_binary(&s, MC_B_DIVIDE, v, mc_ew_scalar(&s, n > 0 ? n : 0, MLX_FLOAT32), MLX_FLOAT32);
+    } else {
+        v = mc_ew_binary(&s, MC_B_MULTIPLY, v, mc_ew_scalar(&s, 1.0 / count, MLX_FLOAT32), MLX_FLOAT32);
+    }
+    if (kind != MC_RK_VAR)
+        v = mc_ew_unary(&s, MC_U_SQRT, v);
+    mc_array *out = v ? mc_reduce_finish_keepdims(mc_array_retain(v), sorted, k, keepdims, fn) : NULL;
+    return mc_ew_finish(&s, res, mc_ew_hold(&s, out));
+}
+
 /* mean, var, std: axes checked as MLX's mean does, then duplicates. */
 static int moment_op(mlx_array *res, mlx_array a, const int *axes, size_t n, bool keepdims, int kind, int ddof,
                      const char *fn)
@@ -105,11 +136,11 @@ static int moment_op(mlx_array *res, mlx_array a, const int *axes, size_t n, boo
     for (size_t i = 0; i < n; i++)
         if (axes[i] < -x->ndim || axes[i] >= x->ndim)
             return mc_error("[%s] axis %d is out of bounds for array with %d dimensions.", fn, axes[i], x->ndim);
-    if (kind != MC_RK_MEAN && x->dtype == MLX_COMPLEX64)
-        return mc_error("[%s] Not supported for complex64.", fn);
     int sorted[MC_MAX_NDIM], k;
     if (mc_reduce_axes(axes, n, x->ndim, sorted, &k, fn))
         return 1;
+    if (kind != MC_RK_MEAN && x->dtype == MLX_COMPLEX64)
+        return complex_moment(res, x, sorted, k, keepdims, kind, ddof, fn);
     mlx_dtype dt = mc_at_least_float(x->dtype);
     mc_array *out = NULL;
     if (kind == MC_RK_MEAN) {
