@@ -1003,7 +1003,14 @@ static void test_trace_sums_the_diagonal_in_dtype(void **state)
     EXPECT_FAIL(y, mlx_trace(&y, m, 0, 0, 2, MLX_FLOAT32, S), "[trace] Invalid axis2 2");
     mlx_array v = iota(MLX_FLOAT32, 1, SHAPE(3));
     EXPECT_FAIL(y, mlx_trace(&y, v, 0, 0, 1, MLX_FLOAT32, S), "[trace] Array must have at least two dimensions");
-    TU_FREE(m, x, y, v);
+    /* complex64, as MLX sums it: (1+1j) + (4-2j) */
+    const float c[8] = {1, 1, 2, 0, 3, 0, 4, -2};
+    mlx_array mc = mlx_array_new_data(c, SHAPE(2, 2), 2, MLX_COMPLEX64);
+    OK(mlx_trace(&y, mc, 0, 0, 1, MLX_COMPLEX64, S));
+    float _Complex t;
+    OK(mlx_array_item_complex64(&t, y));
+    assert_true(crealf(t) == 5 && cimagf(t) == -1);
+    TU_FREE(m, x, y, v, mc);
 }
 
 /* ---- meshgrid ---- */

@@ -201,16 +201,12 @@ int mlx_trace(mlx_array *res, const mlx_array a, int offset, int axis1, int axis
     if (!x)
         return 1;
     mc_array *d = diagonal(x, offset, axis1, axis2, fn);
-    if (d && dtype == MLX_COMPLEX64) {
-        mc_array_release(d);
-        return mc_error("[%s] Summing complex64 is not supported.", fn);
-    }
     mc_array *c = d ? mc_op_astype(d, dtype, fn) : NULL;
     mc_array_release(d);
     if (!c)
         return 1;
-    /* the reduction accepts these checked arguments (complex aside), so
-     * its own name never appears in a message */
+    /* the reduction accepts these checked arguments, so its own name
+     * never appears in a message */
     mlx_array out = mlx_array_new();
     int rc = mlx_sum_axis(&out, mc_handle(c), -1, false, s);
     mc_array_release(c);
