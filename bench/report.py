@@ -238,6 +238,25 @@ def build(figs, info, meta):
                     f"{'s' if t > 1 else ''}", None))
     w("")
 
+    isa2 = info.get(("bench_ops_avx2", "isa"))
+    w("## Transcendentals on the AVX2 kernels (1M float32)")
+    w("")
+    if isa2 == "avx2":
+        w("The same ops with `MLX_CPU_ISA=avx2`, as an AVX2-only host would "
+          "run them, against the same numpy figures (numpy keeps the best "
+          "loops it has for this CPU, AVX-512 where it has them).")
+        w("")
+        w(HEAD)
+        for op in ("exp", "log", "tanh", "sin", "sigmoid"):
+            ref = ("numpy `1/(1+exp(-x))`" if op == "sigmoid"
+                   else f"numpy `{op}`")
+            w(r.row(f"{op} 1M, AVX2", ("mlx_avx2", f"{op}_1M", 2),
+                    ("numpy", f"{op}_1M", 1), ref, None))
+    else:
+        w(f"Not measured on this host (the AVX2 pass ran the "
+          f"{isa2 or 'no'} kernels).")
+    w("")
+
     w("## Reductions")
     w("")
     w(HEAD)

@@ -69,6 +69,15 @@ for r in $(seq 1 "$rounds"); do
     for sec in ew unary reduce matmul; do
         "${noblas[@]}" "$py" "$root/bench/numpy_ref.py" "$sec" > "$results/numpy-$sec-$r.txt"
         "${noblas[@]}" "$build/bench/bench_ops" "$sec" > "$results/ops-$sec-$r.txt"
+        # The unary ops once more on the AVX2 kernels, for AVX2-only hosts
+        # (renamed so the report keeps them apart).
+        if [ "$sec" = unary ] && [ "$(uname -m)" = x86_64 ]; then
+            "${noblas[@]}" MLX_CPU_ISA=avx2 "$build/bench/bench_ops" unary |
+                sed -e 's/^BENCH side=mlx /BENCH side=mlx_avx2 /' \
+                    -e 's/^BENCH side=ref /BENCH side=ref_avx2 /' \
+                    -e 's/^INFO program=bench_ops$/INFO program=bench_ops_avx2/' \
+                    > "$results/ops-avx2-unary-$r.txt"
+        fi
     done
     "${noblas[@]}" "$build/bench/bench_compile" > "$results/compile-$r.txt"
 done
