@@ -75,7 +75,7 @@ NOTES = {
     "mlx_arcsinh": "float32 1.0 ULP",
     "mlx_arccosh": "float32 1.0 ULP",
     "mlx_arctanh": "float32 1.0 ULP",
-    "mlx_erf": "float32 1.0 ULP",
+    "mlx_erf": "float32 1.8 ULP (own kernel, measured over all float32; 3.5x SLEEF u10's speed)",
     "mlx_erfinv": "Giles' approximation: float32 within 4 ULP in tests",
     "mlx_sigmoid": "float32 within 3 ULP in tests",
     "mlx_power": "float32 1.0 ULP",

@@ -7,7 +7,7 @@
  * ULP bounds between an ISA kernel and the scalar reference (which calls
  * glibc's libm): 0 for exact operations (arithmetic, sqrt, rounding,
  * comparisons, conversions), 2 for functions on SLEEF's 1.0-ULP entry
- * points and our float32 exp, 5 for the float32 functions on 3.5-ULP ones, 4 for sigmoid, 8
+ * points and our float32 exp, 3 for our float32 erf, 5 for the float32 functions on 3.5-ULP ones, 4 for sigmoid, 8
  * for float32 erfinv, 4 ULP of the larger input for logaddexp (its sum may
  * cancel); float16/bfloat16 results may differ by
  * 1 unit of the half type wherever float32 ones may differ at all. Against
@@ -373,8 +373,9 @@ static int64_t unary_tol_f32(int op)
     case MC_U_ARCSINH:
     case MC_U_ARCCOSH:
     case MC_U_ARCTANH:
-    case MC_U_ERF:
         return 2;
+    case MC_U_ERF:
+        return 3;
     case MC_U_LOG:
     case MC_U_LOG2:
     case MC_U_SIN:
@@ -896,7 +897,7 @@ static void test_float32_math_keeps_documented_ulp_bounds(void **state)
         {MC_U_SINH, sinh, -20, 20, 3.5},     {MC_U_COSH, cosh, -20, 20, 3.5},
         {MC_U_TANH, tanh, -10, 10, 3.5},     {MC_U_ARCSINH, asinh, -100, 100, 1.0},
         {MC_U_ARCCOSH, acosh, 1, 100, 1.0},  {MC_U_ARCTANH, atanh, -0.99, 0.99, 1.0},
-        {MC_U_ERF, erf, -4, 4, 1.0},
+        {MC_U_ERF, erf, -4, 4, 1.8},
     };
     enum { N = 20000 };
     static float x[N], y[N];
@@ -916,7 +917,7 @@ static void test_float32_math_keeps_documented_ulp_bounds(void **state)
     }
 }
 
-/* exp, tanh, log, sin and cos are our own float32 kernels
+/* exp, tanh, log, sin, cos and erf are our own float32 kernels
  * (simd/vec_math_f32.h), not SLEEF's: sweep the whole float32 range (every
  * 1021st bit pattern, both signs, so every exponent and each fast path's
  * edge is crossed) against float64 libm. Within the fast path the bound is
@@ -935,6 +936,7 @@ static void test_own_float32_math_holds_its_bounds_over_the_whole_range(void **s
         {MC_U_LOG, log, 0.93, 0x1p-126, 0x1p127, 1.0},
         {MC_U_SIN, sin, 2.4, -0x1p13, 0x1p13, 3.5},
         {MC_U_COS, cos, 2.4, -0x1p13, 0x1p13, 3.5},
+        {MC_U_ERF, erf, 1.8, -INFINITY, INFINITY, 1.0},
     };
     enum { N = 4096, STRIDE = 1021 };
     static float x[N], y[N];
