@@ -58,7 +58,7 @@ NOTES = {
     "mlx_set_wired_limit": "recorded, no effect (a GPU notion)",
     "mlx_device_is_available": "CPU true, GPU false",
     "mlx_exp": "float32 1.02 ULP (own kernel, measured over all float32; SLEEF u10 past |x| > 87)",
-    "mlx_expm1": "float32 1.0 ULP",
+    "mlx_expm1": "float32 1.46 ULP (own kernel, measured over all float32; SLEEF u10 past |x| > 87)",
     "mlx_log": "float32 0.92 ULP (own kernel, measured over all float32; SLEEF u10 outside [2^-126, 2^127])",
     "mlx_log1p": "float32 1.0 ULP",
     "mlx_log2": "float32 3.5 ULP",
