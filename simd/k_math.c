@@ -11,40 +11,101 @@ static inline mc_vf64 mc_rsqrt_f64(mc_vf64 x) { return 1.0 / mc_sqrt_f64(x); }
 static inline mc_vf32 mc_recip_f32(mc_vf32 x) { return 1.0f / x; }
 static inline mc_vf64 mc_recip_f64(mc_vf64 x) { return 1.0 / x; }
 
-/* name_f32, name_f64, name_f16, name_bf16 from the vec_math.h pair mc_fn_* */
+#if MC_VBYTES != 0
+/* A float32 kernel of one of vec_math_f32.h's own functions: blocks of
+ * MC_GUARD_VECS vectors are checked first, and a block all within the fast
+ * path runs the core alone, in a loop without calls (clang keeps the
+ * constants of a loop that calls out in stack slots, and reloads each on
+ * every vector). Other blocks, and the tail, take mc_fn_f32 per vector. */
+enum { MC_GUARD_VECS = 64 };
+#define MC_OWN_BLOCK(F)                                                       \
+    for (size_t j = i; j < end; j += w) {                                     \
+        mc_vf32 v;                                                            \
+        memcpy(&v, x + j, sizeof v);                                          \
+        mc_vf32 r = F(v);                                                     \
+        if (stream)                                                           \
+            mc_stream(y + j, &r);                                             \
+        else                                                                  \
+            memcpy(y + j, &r, sizeof r);                                      \
+    }
+#define MC_OWN_UNARY_F32(name, fn)                                            \
+    static void name(const void *xv, void *yv, size_t n)                      \
+    {                                                                         \
+        const float *x = xv;                                                  \
+        float *y = yv;                                                        \
+        const size_t w = sizeof(mc_vf32) / sizeof(float);                     \
+        int stream = mc_streamable(y, n * sizeof(float), sizeof(mc_vf32), sizeof(float)); \
+        size_t i = 0;                                                         \
+        if (stream && (i = mc_stream_head(y, sizeof(float))) > 0)             \
+            MC_UNARY_PART(float, mc_vf32, float, mc_vf32, mc_##fn##_f32, 0, i); \
+        while (i + w <= n) {                                                  \
+            size_t end = i + (n - i) / w * w;                                 \
+            if (end - i > MC_GUARD_VECS * w)                                  \
+                end = i + MC_GUARD_VECS * w;                                  \
+            mc_vi32 out = {0};                                                \
+            for (size_t j = i; j < end; j += w) {                             \
+                mc_vf32 v;                                                    \
+                memcpy(&v, x + j, sizeof v);                                  \
+                out |= ~mc_##fn##_ok_f32(v);                                  \
+            }                                                                 \
+            if (!mc_any_mask_i32(out)) {                                      \
+                MC_OWN_BLOCK(mc_##fn##_core_f32);                             \
+            } else {                                                          \
+                MC_OWN_BLOCK(mc_##fn##_f32);                                  \
+            }                                                                 \
+            i = end;                                                          \
+        }                                                                     \
+        if (stream)                                                           \
+            mc_stream_fence();                                                \
+        if (i < n)                                                            \
+            MC_UNARY_PART(float, mc_vf32, float, mc_vf32, mc_##fn##_f32, i, n - i); \
+    }
+#else
+#define MC_OWN_UNARY_F32(name, fn) MC_UNARY(name, float, mc_vf32, float, mc_vf32, mc_##fn##_f32)
+#endif
+
+/* name_f32, name_f64, name_f16, name_bf16 from the vec_math.h pair mc_fn_*;
+ * MC_OWN_FLOAT_UNARY for the functions with an own float32 kernel */
 #define MC_FLOAT_UNARY(name, fn)                                              \
     MC_UNARY(name##_f32, float, mc_vf32, float, mc_vf32, mc_##fn##_f32)       \
+    MC_UNARY(name##_f64, double, mc_vf64, double, mc_vf64, mc_##fn##_f64)     \
+    MC_HALF_UNARY(name, name##_f32, 2)
+#define MC_OWN_FLOAT_UNARY(name, fn)                                          \
+    MC_OWN_UNARY_F32(name##_f32, fn)                                          \
     MC_UNARY(name##_f64, double, mc_vf64, double, mc_vf64, mc_##fn##_f64)     \
     MC_HALF_UNARY(name, name##_f32, 2)
 
 MC_FLOAT_UNARY(sqrt, sqrt)
 MC_FLOAT_UNARY(rsqrt, rsqrt)
 MC_FLOAT_UNARY(recip, recip)
-MC_FLOAT_UNARY(exp, exp)
-MC_FLOAT_UNARY(expm1, expm1)
-MC_FLOAT_UNARY(log, log)
+MC_OWN_FLOAT_UNARY(exp, exp)
+MC_OWN_FLOAT_UNARY(expm1, expm1)
+MC_OWN_FLOAT_UNARY(log, log)
 MC_FLOAT_UNARY(log1p, log1p)
 MC_FLOAT_UNARY(log2, log2)
 MC_FLOAT_UNARY(log10, log10)
-MC_FLOAT_UNARY(sin, sin)
-MC_FLOAT_UNARY(cos, cos)
+MC_OWN_FLOAT_UNARY(sin, sin)
+MC_OWN_FLOAT_UNARY(cos, cos)
 MC_FLOAT_UNARY(tan, tan)
 MC_FLOAT_UNARY(asin, asin)
 MC_FLOAT_UNARY(acos, acos)
 MC_FLOAT_UNARY(atan, atan)
 MC_FLOAT_UNARY(sinh, sinh)
 MC_FLOAT_UNARY(cosh, cosh)
-MC_FLOAT_UNARY(tanh, tanh)
+MC_OWN_FLOAT_UNARY(tanh, tanh)
 MC_FLOAT_UNARY(asinh, asinh)
 MC_FLOAT_UNARY(acosh, acosh)
 MC_FLOAT_UNARY(atanh, atanh)
 MC_FLOAT_UNARY(sigmoid, sigmoid)
-MC_FLOAT_UNARY(erf, erf)
+MC_OWN_FLOAT_UNARY(erf, erf)
 MC_FLOAT_UNARY(erfinv, erfinv)
 MC_FLOAT_UNARY(floor, floor)
 MC_FLOAT_UNARY(ceil, ceil)
 MC_FLOAT_UNARY(rint, rint)
 #undef MC_FLOAT_UNARY
+#undef MC_OWN_FLOAT_UNARY
+#undef MC_OWN_UNARY_F32
+#undef MC_OWN_BLOCK
 
 #define MC_SET_FLOAT_UNARY(t, op, name)                                       \
     do {                                                                      \

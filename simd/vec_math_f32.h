@@ -76,7 +76,37 @@ static inline int mc_any_mask_i32(mc_vi32 m)
 #endif
 }
 
+/* c[0] + c[1] x + ... + c[n-1] x^(n-1) by Horner's rule in FMAs; n is a
+ * constant, the loop unrolls (gcc needs telling past about 16) and each
+ * coefficient becomes a broadcast. */
+static inline mc_vf32 mc_poly_f32(mc_vf32 x, const float *c, int n)
+{
+    mc_vf32 p = c[n - 1] - (mc_vf32){0};
+#if defined(__clang__)
+#pragma clang loop unroll(full)
+#else
+#pragma GCC unroll 24
+#endif
+    for (int i = n - 2; i >= 0; i--)
+        p = mc_fma_f32(p, x, c[i] - (mc_vf32){0});
+    return p;
+}
+
 #define MC_F(c) MC_SPLAT(mc_vf32, (float)(c))
+
+/* Each function fn below comes in three parts: mc_fn_ok_f32 (the lanes its
+ * fast path covers), mc_fn_core_f32 (the fast path) and mc_fn_f32, which
+ * hands any vector with a lane outside the fast path to SLEEF's entry
+ * point of the given ULP bound. The kernels of k_math.c run the core alone
+ * over blocks found all in range. */
+#define MC_OWN_OR_SLEEF(fn, ulp)                                              \
+    static inline mc_vf32 mc_##fn##_f32(mc_vf32 x)                            \
+    {                                                                         \
+        if (mc_any_mask_i32(~mc_##fn##_ok_f32(x)))                            \
+            return (mc_vf32)MC_SLEEF_F(fn, ulp)((mc_sleef_vf)x);              \
+        return mc_##fn##_core_f32(x);                                         \
+    }
+
 
 /* e^x - 1 as a pair: returns e^r - 1 for the reduced argument r and sets
  * *scale to 2^n, where x = n ln2 + r. Needs |x| <= 87 and no NaN. */
@@ -91,27 +121,27 @@ static inline mc_vf32 mc_expm1_reduced_f32(mc_vf32 x, mc_vf32 *scale)
     /* ln2 = hi + lo, hi with 16 bits so that n * hi is exact */
     mc_vf32 r = mc_fma_f32(n, MC_F(-0x1.62e4p-1), x);
     r = mc_fma_f32(n, MC_F(-0x1.7f7d1cp-20), r);
-    mc_vf32 p = mc_fma_f32(MC_F(0x1.6a242ap-10), r, MC_F(0x1.1239d0p-7));
-    p = mc_fma_f32(p, r, MC_F(0x1.5558f2p-5));
-    p = mc_fma_f32(p, r, MC_F(0x1.555492p-3));
-    p = mc_fma_f32(p, r, MC_F(0x1.fffffcp-2));
+    static const float exp_p[5] = {
+        0x1.fffffcp-2, 0x1.555492p-3, 0x1.5558f2p-5, 0x1.1239d0p-7,
+        0x1.6a242ap-10,
+    };
+    mc_vf32 p = mc_poly_f32(r, exp_p, 5);
     *scale = (mc_vf32)((ni + 127) << 23);
     return mc_fma_f32(p, r * r, r);
 }
 
-static inline mc_vf32 mc_exp_f32(mc_vf32 x)
+static inline mc_vi32 mc_exp_ok_f32(mc_vf32 x) { return mc_fabs_f32(x) <= 87.0f; }
+static inline mc_vf32 mc_exp_core_f32(mc_vf32 x)
 {
-    if (mc_any_mask_i32(~(mc_fabs_f32(x) <= 87.0f)))
-        return (mc_vf32)MC_SLEEF_F(exp, u10)((mc_sleef_vf)x);
     mc_vf32 scale;
     mc_vf32 m = mc_expm1_reduced_f32(x, &scale);
     return mc_fma_f32(m, scale, scale);
 }
+MC_OWN_OR_SLEEF(exp, u10)
 
-static inline mc_vf32 mc_tanh_f32(mc_vf32 x)
+static inline mc_vi32 mc_tanh_ok_f32(mc_vf32 x) { return ~mc_isnan_f32(x); }
+static inline mc_vf32 mc_tanh_core_f32(mc_vf32 x)
 {
-    if (mc_any_mask_i32(mc_isnan_f32(x)))
-        return (mc_vf32)MC_SLEEF_F(tanh, u35)((mc_sleef_vf)x);
     mc_vf32 a = mc_fabs_f32(x);
     a = mc_sel_f32(a < 9.0f, a, MC_F(9.0f));
     mc_vf32 scale;
@@ -119,6 +149,7 @@ static inline mc_vf32 mc_tanh_f32(mc_vf32 x)
     m = mc_fma_f32(scale, m, scale - 1.0f); /* e^(2a) - 1; scale - 1 is exact */
     return mc_copysign_f32(m / (m + 2.0f), x);
 }
+MC_OWN_OR_SLEEF(tanh, u35)
 
 /* sin or cos of |x| <= 2^13 (no NaN). x = k pi/2 + r with |r| <= pi/2 and
  * k even for sin (2 round(x/pi)), odd for cos (2 round(x/pi - 1/2) + 1),
@@ -149,40 +180,34 @@ static inline mc_vf32 mc_sincos_core_f32(mc_vf32 x, int want_cos)
         r = mc_fma_f32(n, MC_F(-0x1.68c234p-38), r);
     }
     mc_vf32 r2 = r * r;
-    mc_vf32 p = mc_fma_f32(MC_F(-0x1.9a687cp-26), r2, MC_F(0x1.717080p-19));
-    p = mc_fma_f32(p, r2, MC_F(-0x1.a017dap-13));
-    p = mc_fma_f32(p, r2, MC_F(0x1.11110cp-7));
-    p = mc_fma_f32(p, r2, MC_F(-0x1.555556p-3));
+    static const float sin_s[5] = {
+        -0x1.555556p-3, 0x1.11110cp-7, -0x1.a017dap-13, 0x1.717080p-19,
+        -0x1.9a687cp-26,
+    };
+    mc_vf32 p = mc_poly_f32(r2, sin_s, 5);
     p = mc_fma_f32(p * r2, r, r);
     /* (k + 1) / 2 is n for sin, n + 1 for cos; t's low bit is n's */
     mc_vu32 flip = (mc_vu32)t << 31;
     return (mc_vf32)((mc_vu32)p ^ (want_cos ? flip ^ 0x80000000u : flip));
 }
 
-static inline mc_vf32 mc_sin_f32(mc_vf32 x)
-{
-    if (mc_any_mask_i32(~(mc_fabs_f32(x) <= 0x1p13f)))
-        return (mc_vf32)MC_SLEEF_F(sin, u35)((mc_sleef_vf)x);
-    return mc_sincos_core_f32(x, 0);
-}
+static inline mc_vi32 mc_sin_ok_f32(mc_vf32 x) { return mc_fabs_f32(x) <= 0x1p13f; }
+static inline mc_vf32 mc_sin_core_f32(mc_vf32 x) { return mc_sincos_core_f32(x, 0); }
+MC_OWN_OR_SLEEF(sin, u35)
 
-static inline mc_vf32 mc_cos_f32(mc_vf32 x)
-{
-    if (mc_any_mask_i32(~(mc_fabs_f32(x) <= 0x1p13f)))
-        return (mc_vf32)MC_SLEEF_F(cos, u35)((mc_sleef_vf)x);
-    return mc_sincos_core_f32(x, 1);
-}
+static inline mc_vi32 mc_cos_ok_f32(mc_vf32 x) { return mc_fabs_f32(x) <= 0x1p13f; }
+static inline mc_vf32 mc_cos_core_f32(mc_vf32 x) { return mc_sincos_core_f32(x, 1); }
+MC_OWN_OR_SLEEF(cos, u35)
 
 /* log of positive normal x: x = 2^k m with m in [0.75, 1.5), then
  * log1p(m - 1) = f + f^2 Q(f) (Q of degree 8) plus k ln2. AVX-512 splits x
  * with getmant/getexp (k is the exponent of x / 0.75, which 1/0.75 rounded
  * up keeps on the right side of each power of two); the others with
  * integer arithmetic on the bits. */
-static inline mc_vf32 mc_log_f32(mc_vf32 x)
+/* (normal, positive, and up to 2^127 only, so that x / 0.75 stays finite) */
+static inline mc_vi32 mc_log_ok_f32(mc_vf32 x) { return (x >= 0x1p-126f) & (x <= 0x1p127f); }
+static inline mc_vf32 mc_log_core_f32(mc_vf32 x)
 {
-    /* (up to 2^127 only, so that x / 0.75 stays finite) */
-    if (mc_any_mask_i32(~((x >= 0x1p-126f) & (x <= 0x1p127f))))
-        return (mc_vf32)MC_SLEEF_F(log, u10)((mc_sleef_vf)x);
 #if MC_VBYTES == 64
     mc_vf32 m = (mc_vf32)_mm512_getmant_ps((__m512)x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_src);
     mc_vf32 kf = (mc_vf32)_mm512_getexp_ps((__m512)(x * MC_F(1.0f / 0.75f)));
@@ -192,71 +217,63 @@ static inline mc_vf32 mc_log_f32(mc_vf32 x)
     mc_vf32 kf = __builtin_convertvector(ix >> 23, mc_vf32);
 #endif
     mc_vf32 f = m - 1.0f;
-    mc_vf32 q = mc_fma_f32(MC_F(-0x1.6fe5ecp-5), f, MC_F(0x1.abf664p-4));
-    q = mc_fma_f32(q, f, MC_F(-0x1.0d8feep-3));
-    q = mc_fma_f32(q, f, MC_F(0x1.2897b6p-3));
-    q = mc_fma_f32(q, f, MC_F(-0x1.54f240p-3));
-    q = mc_fma_f32(q, f, MC_F(0x1.99685ap-3));
-    q = mc_fma_f32(q, f, MC_F(-0x1.000024p-2));
-    q = mc_fma_f32(q, f, MC_F(0x1.5555a6p-2));
-    q = mc_fma_f32(q, f, MC_F(-0.5f));
+    static const float log_q[9] = {
+        -0.5f, 0x1.5555a6p-2, -0x1.000024p-2, 0x1.99685ap-3,
+        -0x1.54f240p-3, 0x1.2897b6p-3, -0x1.0d8feep-3, 0x1.abf664p-4,
+        -0x1.6fe5ecp-5,
+    };
+    mc_vf32 q = mc_poly_f32(f, log_q, 9);
     mc_vf32 r = mc_fma_f32(q, f * f, f);
     /* k ln2 + r, with ln2 = hi + lo and k * hi exact */
     return mc_fma_f32(kf, MC_F(0x1.62e4p-1), mc_fma_f32(kf, MC_F(0x1.7f7d1cp-20), r));
 }
+MC_OWN_OR_SLEEF(log, u10)
 
 /* erf of x without NaN: |x| < 0.921875: x P(x^2) (P of degree 6, relative
  * error 4e-10); below 4, a degree-16 polynomial in |x| - 2.46 (absolute
  * error 8e-9, under a sixth of erf's ULP near 1); from 4 on erf rounds to
  * +-1. Both branches run and each lane picks one. */
-static inline mc_vf32 mc_erf_f32(mc_vf32 x)
+static inline mc_vi32 mc_erf_ok_f32(mc_vf32 x) { return ~mc_isnan_f32(x); }
+static inline mc_vf32 mc_erf_core_f32(mc_vf32 x)
 {
-    if (mc_any_mask_i32(mc_isnan_f32(x)))
-        return (mc_vf32)MC_SLEEF_F(erf, u10)((mc_sleef_vf)x);
     mc_vf32 a = mc_fabs_f32(x);
     mc_vf32 x2 = x * x;
     /* x P(x^2) = x c0 + x x^2 Q(x^2), with x c0 inside one FMA: rounding
      * P itself first would cost up to a ULP more */
-    mc_vf32 q0 = mc_fma_f32(MC_F(0x1.5f1118p-14), x2, MC_F(-0x1.aae97ap-11));
-    q0 = mc_fma_f32(q0, x2, MC_F(0x1.54dad6p-8));
-    q0 = mc_fma_f32(q0, x2, MC_F(-0x1.b8107cp-6));
-    q0 = mc_fma_f32(q0, x2, MC_F(0x1.ce2e20p-4));
-    q0 = mc_fma_f32(q0, x2, MC_F(-0x1.812744p-2));
+    static const float erf_q[6] = {
+        -0x1.812744p-2, 0x1.ce2e20p-4, -0x1.b8107cp-6, 0x1.54dad6p-8,
+        -0x1.aae97ap-11, 0x1.5f1118p-14,
+    };
+    mc_vf32 q0 = mc_poly_f32(x2, erf_q, 6);
     mc_vf32 small = mc_fma_f32(x, MC_F(0x1.20dd76p+0), x * x2 * q0);
     mc_vf32 t = mc_sel_f32(a < 4.0f, a, MC_F(4.0f)) - 2.46f;
-    mc_vf32 q = mc_fma_f32(MC_F(-0x1.7ff4c2p-26), t, MC_F(-0x1.60e536p-22));
-    q = mc_fma_f32(q, t, MC_F(0x1.59e6c0p-20));
-    q = mc_fma_f32(q, t, MC_F(0x1.6e1fe4p-19));
-    q = mc_fma_f32(q, t, MC_F(-0x1.2e4aa2p-16));
-    q = mc_fma_f32(q, t, MC_F(0x1.10def6p-16));
-    q = mc_fma_f32(q, t, MC_F(0x1.435832p-14));
-    q = mc_fma_f32(q, t, MC_F(-0x1.2bb5a4p-12));
-    q = mc_fma_f32(q, t, MC_F(0x1.73d50ap-12));
-    q = mc_fma_f32(q, t, MC_F(0x1.d4fbbap-12));
-    q = mc_fma_f32(q, t, MC_F(-0x1.80e30cp-9));
-    q = mc_fma_f32(q, t, MC_F(0x1.bdf88cp-8));
-    q = mc_fma_f32(q, t, MC_F(-0x1.44dfd8p-7));
-    q = mc_fma_f32(q, t, MC_F(0x1.422796p-7));
-    q = mc_fma_f32(q, t, MC_F(-0x1.ac3eb8p-8));
-    q = mc_fma_f32(q, t, MC_F(0x1.5c2a9ap-9));
-    q = mc_fma_f32(q, t, MC_F(0x1.ffbe06p-1));
+    static const float erf_big[17] = {
+        0x1.ffbe06p-1, 0x1.5c2a9ap-9, -0x1.ac3eb8p-8, 0x1.422796p-7,
+        -0x1.44dfd8p-7, 0x1.bdf88cp-8, -0x1.80e30cp-9, 0x1.d4fbbap-12,
+        0x1.73d50ap-12, -0x1.2bb5a4p-12, 0x1.435832p-14, 0x1.10def6p-16,
+        -0x1.2e4aa2p-16, 0x1.6e1fe4p-19, 0x1.59e6c0p-20, -0x1.60e536p-22,
+        -0x1.7ff4c2p-26,
+    };
+    mc_vf32 q = mc_poly_f32(t, erf_big, 17);
     mc_vf32 big = mc_sel_f32(q < 1.0f, q, MC_F(1.0f));
     big = mc_sel_f32(a < 4.0f, big, MC_F(1.0f));
     return mc_sel_f32(a < 0.921875f, small, mc_copysign_f32(big, x));
 }
+MC_OWN_OR_SLEEF(erf, u10)
 
 /* e^x - 1 for |x| <= 87: 2^n (e^r - 1) + (2^n - 1), where 2^n - 1 is exact
  * and e^r - 1 is small near 0, so no bits cancel away near x = 0. */
-static inline mc_vf32 mc_expm1_f32(mc_vf32 x)
+static inline mc_vi32 mc_expm1_ok_f32(mc_vf32 x) { return mc_fabs_f32(x) <= 87.0f; }
+static inline mc_vf32 mc_expm1_core_f32(mc_vf32 x)
 {
-    if (mc_any_mask_i32(~(mc_fabs_f32(x) <= 87.0f)))
-        return (mc_vf32)MC_SLEEF_F(expm1, u10)((mc_sleef_vf)x);
     mc_vf32 scale;
     mc_vf32 m = mc_expm1_reduced_f32(x, &scale);
     return mc_fma_f32(scale, m, scale - 1.0f);
 }
+MC_OWN_OR_SLEEF(expm1, u10)
 
 
+#undef MC_OWN_OR_SLEEF
 #undef MC_F
 
 #endif
