@@ -57,69 +57,6 @@ typedef struct reduce_case {
 
 /* ---- inputs (the formula of test/reduce_cases.py) ---- */
 
-static double in_value(size_t i, mlx_dtype d)
-{
-    int k = (int)((i * 37) % 23);
-    switch (d) {
-    case MLX_BOOL:
-        return k % 3 != 0;
-    case MLX_UINT8:
-    case MLX_UINT16:
-    case MLX_UINT32:
-    case MLX_UINT64:
-        return k;
-    case MLX_INT8:
-    case MLX_INT16:
-    case MLX_INT32:
-    case MLX_INT64:
-        return k - 11;
-    default:
-        return (k - 11) / 4.0;
-    }
-}
-
-static mlx_array base_array(mlx_dtype d, const int *shape, int ndim)
-{
-    size_t n = 1;
-    for (int i = 0; i < ndim; i++)
-        n *= (size_t)shape[i];
-    double *v = malloc(sizeof(double) * (n ? n : 1));
-    assert_non_null(v);
-    for (size_t i = 0; i < n; i++)
-        v[i] = in_value(i, d);
-    mlx_array a = tu_array_of(d, v, shape, ndim);
-    free(v);
-    return a;
-}
-
-/* The logical (a, b, c) input of a layout: 0 contiguous, 1 the transpose
- * of a (c, b, a) array, 2 [:, :, ::2] of an (a, b, 2c) array, 3 an (1, b, c)
- * array broadcast. Shared with test_scan.c's copy of this file's formula. */
-static mlx_array make_input(mlx_dtype d, int layout, int a, int b, int c)
-{
-    mlx_array base, out = mlx_array_new();
-    switch (layout) {
-    case 1:
-        base = base_array(d, (const int[]){c, b, a}, 3);
-        OK(mlx_transpose(&out, base, S));
-        break;
-    case 2:
-        base = base_array(d, (const int[]){a, b, 2 * c}, 3);
-        OK(mlx_slice(&out, base, (const int[]){0, 0, 0}, 3, (const int[]){a, b, 2 * c}, 3,
-                     (const int[]){1, 1, 2}, 3, S));
-        break;
-    case 3:
-        base = base_array(d, (const int[]){1, b, c}, 3);
-        OK(mlx_broadcast_to(&out, base, (const int[]){a, b, c}, 3, S));
-        break;
-    default:
-        mlx_array_free(out);
-        return base_array(d, (const int[]){a, b, c}, 3);
-    }
-    mlx_array_free(base);
-    return out;
-}
-
 /* ---- comparing results ---- */
 
 static void tolerance(mlx_dtype d, double *rtol, double *atol)
@@ -226,7 +163,7 @@ static void test_ops_match_numpy_for_every_dtype_axes_and_layout(void **state)
         char what[160];
         snprintf(what, sizeof what, "case %zu: %s dtype %d layout %d form %d axes (%d,%d) keep %d ddof %d", i,
                  c->op, c->dtype, c->layout, c->form, c->axes[0], c->axes[1], c->keepdims, c->ddof);
-        mlx_array x = make_input(c->dtype, c->layout, 3, 4, 5);
+        mlx_array x = tu_case_input(c->dtype, c->layout, 3, 4, 5);
         mlx_array r = mlx_array_new();
         if (call_case(&r, c, x) != 0)
             fail_msg("%s: failed: %s", what, tu_last_error());
@@ -831,7 +768,7 @@ static void test_allocation_failures_report_once_and_leak_nothing(void **state)
 #ifndef MC_FAULT_INJECTION
     skip();
 #else
-    fx = make_input(MLX_FLOAT32, 1, 3, 4, 5);
+    fx = tu_case_input(MLX_FLOAT32, 1, 3, 4, 5);
     int (*ops[])(mlx_array *) = {f_sum_transposed, f_mean_keep, f_var, f_softmax0, f_logsumexp, f_argmin, f_max_half};
     for (size_t k = 0; k < N_(ops); k++) {
         for (long n = 0;; n++) {

@@ -287,3 +287,67 @@ void tu_free_n(mlx_array *a, size_t n)
     for (size_t i = 0; i < n; i++)
         mlx_array_free(a[i]);
 }
+
+/* ---- generated reduction and scan cases ---- */
+
+static double case_value(size_t i, mlx_dtype d)
+{
+    int k = (int)((i * 37) % 23);
+    switch (d) {
+    case MLX_BOOL:
+        return k % 3 != 0;
+    case MLX_UINT8:
+    case MLX_UINT16:
+    case MLX_UINT32:
+    case MLX_UINT64:
+        return k;
+    case MLX_INT8:
+    case MLX_INT16:
+    case MLX_INT32:
+    case MLX_INT64:
+        return k - 11;
+    default:
+        return (k - 11) / 4.0;
+    }
+}
+
+static mlx_array case_base(mlx_dtype d, const int *shape, int ndim)
+{
+    size_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= (size_t)shape[i];
+    double *v = malloc(sizeof(double) * (n ? n : 1));
+    assert_non_null(v);
+    for (size_t i = 0; i < n; i++)
+        v[i] = case_value(i, d);
+    mlx_array a = tu_array_of(d, v, shape, ndim);
+    free(v);
+    return a;
+}
+
+mlx_array tu_case_input(mlx_dtype d, int layout, int a, int b, int c)
+{
+    mlx_array base, out = mlx_array_new();
+    switch (layout) {
+    case 1:
+        base = case_base(d, (const int[]){c, b, a}, 3);
+        assert_int_equal(mlx_transpose(&out, base, tu_stream()), 0);
+        break;
+    case 2:
+        base = case_base(d, (const int[]){a, b, 2 * c}, 3);
+        assert_int_equal(mlx_slice(&out, base, (const int[]){0, 0, 0}, 3,
+                                   (const int[]){a, b, 2 * c}, 3, (const int[]){1, 1, 2}, 3,
+                                   tu_stream()),
+                         0);
+        break;
+    case 3:
+        base = case_base(d, (const int[]){1, b, c}, 3);
+        assert_int_equal(mlx_broadcast_to(&out, base, (const int[]){a, b, c}, 3, tu_stream()), 0);
+        break;
+    default:
+        mlx_array_free(out);
+        return case_base(d, (const int[]){a, b, c}, 3);
+    }
+    mlx_array_free(base);
+    return out;
+}

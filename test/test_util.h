@@ -89,6 +89,13 @@ mlx_complex64_t tu_c64(float re, float im);
 uint32_t tu_f32_to_bits(float f);
 float tu_bits_to_f32(uint32_t u);
 
+/* The inputs of the generated reduction and scan cases (the formula of
+ * test/reduce_cases.py): the logical (a, b, c) array of dtype d whose
+ * element i is a fixed function of i and d, laid out as layout says: 0
+ * contiguous, 1 the transpose of a (c, b, a) array, 2 [:, :, ::2] of an
+ * (a, b, 2c) array, 3 a (1, b, c) array broadcast. */
+mlx_array tu_case_input(mlx_dtype d, int layout, int a, int b, int c);
+
 /* Frees several handles. */
 void tu_free_n(mlx_array *a, size_t n);
 #define TU_FREE(...)                                                        \
