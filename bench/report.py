@@ -237,6 +237,25 @@ def build(figs, info, meta):
                     ("ref", "copy_1M", t), f"copy 1M, {t} thread"
                     f"{'s' if t > 1 else ''}", None))
     w("")
+    floor = r.time("ref", "copy_1M", 2)
+    asks = []
+    for op in ("exp", "log", "tanh", "sin"):
+        tn = r.time("numpy", f"{op}_1M", 1)
+        if tn and floor:
+            asks.append(f"{op} {fmt_time(tn / 3)} ({tn / 3 / floor:.2f}x the "
+                        f"copy's time)")
+    if asks:
+        w("What the 3x targets ask, against this floor: numpy's time / 3 is "
+          + ", ".join(asks) + f"; copying the data on 2 threads took "
+          f"{fmt_time(floor)}. A target below 1.00x of the copy's time cannot "
+          "be met by any kernel that reads its input and writes its output "
+          "through the caches; only streaming (non-temporal) stores move less "
+          "data, and the library keeps those for kernel calls writing 8 MiB "
+          "or more, since an output streamed to memory costs the next op that "
+          "reads it a trip to DRAM (measured once, when this was chosen: "
+          "streaming 1M-float outputs made single ops 1.3x to 1.5x faster but an exp, "
+          "multiply, add chain 1.4x slower on 2 threads).")
+        w("")
 
     isa2 = info.get(("bench_ops_avx2", "isa"))
     w("## Transcendentals on the AVX2 kernels (1M float32)")
