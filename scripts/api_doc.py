@@ -39,12 +39,6 @@ HEADERS = [
 # function by measured speed (simd/vec_math.h); float64 always uses the
 # 1.0-ULP variants.
 NOTES = {
-    "mlx_logsumexp": "complex64 refused (partial: MLX composes max/exp/sum for it)",
-    "mlx_logsumexp_axis": "complex64 refused (partial: MLX composes max/exp/sum for it)",
-    "mlx_logsumexp_axes": "complex64 refused (partial: MLX composes max/exp/sum for it)",
-    "mlx_softmax": "complex64 refused (partial: MLX composes max/exp/sum for it)",
-    "mlx_softmax_axis": "complex64 refused (partial: MLX composes max/exp/sum for it)",
-    "mlx_softmax_axes": "complex64 refused (partial: MLX composes max/exp/sum for it)",
     "mlx_array_new_data_managed": "a failed creation does not run dtor (the caller keeps data)",
     "mlx_array_new_data_managed_payload": "a failed creation does not run dtor (the caller keeps payload)",
     "mlx_async_eval": "evaluates synchronously before returning",

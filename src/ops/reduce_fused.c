@@ -4,9 +4,11 @@
  * any axes, with MLX's results: the input is cast to at least float32,
  * logsumexp gives max where max is infinite, and a softmax that MLX would
  * compose (axes other than the trailing ones) is cast back to the input's
- * dtype, as MLX's composition does. */
+ * dtype, as MLX's composition does. complex64 takes MLX's composition of
+ * max, exp, sum and log (max orders complex values lexicographically). */
 #include <string.h>
 
+#include "ops/ew.h"
 #include "ops/reduce_internal.h"
 #include "runtime/error.h"
 
@@ -18,6 +20,22 @@ static mc_array *fused_node(int prim, mc_array *x, const int *sorted, int n, boo
     memcpy(p.axes, sorted, sizeof(int) * (size_t)n);
     p.precise = precise;
     return mc_node_new(fn, prim, &x, 1, &p, sizeof p);
+}
+
+/* logsumexp of complex64 x over the sorted axes, as MLX composes it:
+ * m = max(x), log(sum(exp(x - m))) + m, or m itself where m is infinite. */
+static int complex_logsumexp(mlx_array *res, mc_array *x, const int *sorted, int k, bool keepdims,
+                             const char *fn)
+{
+    mc_ew s;
+    mc_ew_begin(&s, fn);
+    mc_array *m = mc_ew_hold(&s, mc_reduce_node(x, MC_RK_MAX, 0, sorted, k, fn));
+    mc_array *e = mc_ew_unary(&s, MC_U_EXP, mc_ew_binary(&s, MC_B_SUBTRACT, x, m, MLX_COMPLEX64));
+    mc_array *sum = e ? mc_ew_hold(&s, mc_reduce_node(e, MC_RK_SUM, 0, sorted, k, fn)) : NULL;
+    mc_array *out = mc_ew_binary(&s, MC_B_ADD, mc_ew_unary(&s, MC_U_LOG, sum), m, MLX_COMPLEX64);
+    out = mc_ew_where(&s, mc_ew_float_class(&s, MC_U_ISINF, m), m, out);
+    out = out ? mc_reduce_finish_keepdims(mc_array_retain(out), sorted, k, keepdims, fn) : NULL;
+    return mc_ew_finish(&s, res, mc_ew_hold(&s, out));
 }
 
 static int logsumexp_op(mlx_array *res, mlx_array a, const int *axes, size_t n, bool keepdims)
@@ -32,11 +50,11 @@ static int logsumexp_op(mlx_array *res, mlx_array a, const int *axes, size_t n, 
         return mc_error("[%s] Received empty array.", fn);
     if (x->ndim == 0 && n > 0)
         return mc_error("[%s] Received non-empty axes for array with 0 dimensions.", fn);
-    if (x->dtype == MLX_COMPLEX64)
-        return mc_error("[%s] Not supported for complex64.", fn);
     int sorted[MC_MAX_NDIM], k;
     if (mc_reduce_axes(axes, n, x->ndim, sorted, &k, fn))
         return 1;
+    if (x->dtype == MLX_COMPLEX64)
+        return complex_logsumexp(res, x, sorted, k, keepdims, fn);
     mc_array *xf = mc_op_astype(x, mc_at_least_float(x->dtype), fn);
     mc_array *out = xf ? fused_node(MC_PRIM_LOGSUMEXP, xf, sorted, k, false, fn) : NULL;
     mc_array_release(xf);
@@ -81,6 +99,18 @@ static bool softmax_last_dim(const mc_array *x, const int *axes, size_t n)
     return true;
 }
 
+/* softmax of complex64 x over the sorted axes, as MLX composes it (precise
+ * has no effect): e = exp(x - max(x)), e / sum(e). */
+static int complex_softmax(mlx_array *res, mc_array *x, const int *sorted, int k, const char *fn)
+{
+    mc_ew s;
+    mc_ew_begin(&s, fn);
+    mc_array *m = mc_ew_hold(&s, mc_reduce_node(x, MC_RK_MAX, 0, sorted, k, fn));
+    mc_array *e = mc_ew_unary(&s, MC_U_EXP, mc_ew_binary(&s, MC_B_SUBTRACT, x, m, MLX_COMPLEX64));
+    mc_array *sum = e ? mc_ew_hold(&s, mc_reduce_node(e, MC_RK_SUM, 0, sorted, k, fn)) : NULL;
+    return mc_ew_finish(&s, res, mc_ew_binary(&s, MC_B_DIVIDE, e, sum, MLX_COMPLEX64));
+}
+
 static int softmax_op(mlx_array *res, mlx_array a, const int *axes, size_t n, bool precise)
 {
     static const char fn[] = "softmax";
@@ -93,13 +123,13 @@ static int softmax_op(mlx_array *res, mlx_array a, const int *axes, size_t n, bo
         return mc_op_store(res, mc_array_retain(x), fn);
     if (x->ndim == 0 && n > 0)
         return mc_error("[%s] Received non-empty axes for array with 0 dimensions.", fn);
-    if (x->dtype == MLX_COMPLEX64)
-        return mc_error("[%s] Not supported for complex64.", fn);
     if (n && !axes)
         return mc_error("[%s] The axes pointer is NULL for %zu axes.", fn, n);
     int sorted[MC_MAX_NDIM], k;
     if (mc_reduce_axes(axes, n, x->ndim, sorted, &k, fn))
         return 1;
+    if (x->dtype == MLX_COMPLEX64)
+        return complex_softmax(res, x, sorted, k, fn);
     bool fused = softmax_last_dim(x, axes, n);
     mc_array *xf = mc_op_astype(x, mc_at_least_float(x->dtype), fn);
     mc_array *y = xf ? fused_node(MC_PRIM_SOFTMAX, xf, sorted, k, precise, fn) : NULL;
