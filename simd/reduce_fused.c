@@ -2,7 +2,7 @@
  * standard deviation, logsumexp and softmax over contiguous rows of
  * float32 and float64, and of float16 / bfloat16 staged through float32
  * blocks (so the half types always compute in float32: MLX's `precise`
- * results). exp is SLEEF's 1-ULP vector exp (libm in the scalar
+ * results). exp is vec_math.h's (our own float32 exp; libm in the scalar
  * reference); the final log is libm's, in float64.
  *
  * Variance is two-pass: the mean (blocked sum), then the sums of d = x - c
