@@ -1,6 +1,7 @@
 /* Array operations: the part of mlx-c's ops.h that this library implements
- * (docs/api.md lists it). An op not declared here is not implemented, so a
- * program calling it fails to compile or link instead of misbehaving.
+ * (docs/api.md lists it, and what is missing). An op not declared here is
+ * missing, so a program calling it fails to compile or link instead of
+ * misbehaving.
  *
  * Every op follows the same contract:
  * - It is lazy. It checks its arguments, works out the result's shape and

@@ -1,6 +1,6 @@
 /* Transforms: evaluating graphs. Only evaluation is here; mlx-c's autodiff
  * transforms (vjp, jvp, value_and_grad, checkpoint, custom functions) are
- * not implemented. */
+ * not declared yet (partial, listed in docs/api.md). */
 #ifndef MLX_TRANSFORMS_H
 #define MLX_TRANSFORMS_H
 
