@@ -72,37 +72,47 @@ static inline mc_vf64 mc_vmin_f64(mc_vf64 a, mc_vf64 b) { return mc_min_f64(a, b
 #define MC_SUM_BLOCK_F32 (16 * MC_LANES(float))
 #define MC_SUM_BLOCK_F64 (16 * MC_LANES(double))
 
+/* The lane-wise sum of p[0..m), m at most one block, in four independent
+ * accumulators (a tail of fewer than a vector's lanes is zero-padded). */
+#define MC_DEF_BLOCK_SUM(sfx, T, V)                                           \
+    static inline V mc_block_sum_##sfx(const T *p, size_t m)                  \
+    {                                                                         \
+        const size_t w = MC_LANES(T);                                         \
+        V a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};                             \
+        size_t j = 0;                                                         \
+        for (; j + 4 * w <= m; j += 4 * w) {                                  \
+            V v0, v1, v2, v3;                                                 \
+            memcpy(&v0, p + j, sizeof v0);                                    \
+            memcpy(&v1, p + j + w, sizeof v1);                                \
+            memcpy(&v2, p + j + 2 * w, sizeof v2);                            \
+            memcpy(&v3, p + j + 3 * w, sizeof v3);                            \
+            a0 += v0;                                                         \
+            a1 += v1;                                                         \
+            a2 += v2;                                                         \
+            a3 += v3;                                                         \
+        }                                                                     \
+        for (; j + w <= m; j += w) {                                          \
+            V v;                                                              \
+            memcpy(&v, p + j, sizeof v);                                      \
+            a0 += v;                                                          \
+        }                                                                     \
+        if (j < m) {                                                          \
+            V v = {0};                                                        \
+            memcpy(&v, p + j, (m - j) * sizeof(T));                           \
+            a1 += v;                                                          \
+        }                                                                     \
+        return (a0 + a1) + (a2 + a3);                                         \
+    }
+MC_DEF_BLOCK_SUM(f32, float, mc_vf32)
+MC_DEF_BLOCK_SUM(f64, double, mc_vf64)
+#undef MC_DEF_BLOCK_SUM
+
 /* *acc += the sum of x[0..n), lane-wise in float64. */
 static inline void mc_sum_f32_into(const float *x, size_t n, mc_r_f64x32 *acc)
 {
-    const size_t w = MC_LANES(float);
     for (size_t i = 0; i < n; i += MC_SUM_BLOCK_F32) {
         size_t m = n - i < MC_SUM_BLOCK_F32 ? n - i : MC_SUM_BLOCK_F32;
-        const float *p = x + i;
-        mc_vf32 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-        size_t j = 0;
-        for (; j + 4 * w <= m; j += 4 * w) {
-            mc_vf32 v0, v1, v2, v3;
-            memcpy(&v0, p + j, sizeof v0);
-            memcpy(&v1, p + j + w, sizeof v1);
-            memcpy(&v2, p + j + 2 * w, sizeof v2);
-            memcpy(&v3, p + j + 3 * w, sizeof v3);
-            a0 += v0;
-            a1 += v1;
-            a2 += v2;
-            a3 += v3;
-        }
-        for (; j + w <= m; j += w) {
-            mc_vf32 v;
-            memcpy(&v, p + j, sizeof v);
-            a0 += v;
-        }
-        if (j < m) {
-            mc_vf32 v = {0};
-            memcpy(&v, p + j, (m - j) * sizeof(float));
-            a1 += v;
-        }
-        *acc += __builtin_convertvector((a0 + a1) + (a2 + a3), mc_r_f64x32);
+        *acc += __builtin_convertvector(mc_block_sum_f32(x + i, m), mc_r_f64x32);
     }
 }
 
@@ -134,34 +144,9 @@ static inline void mc_neumaier(double *s, double *c, double b)
  * blocks, so the result is within a few float64 roundings of exact. */
 static inline void mc_sum_f64_into(const double *x, size_t n, mc_vf64 *s, mc_vf64 *c)
 {
-    const size_t w = MC_LANES(double);
     for (size_t i = 0; i < n; i += MC_SUM_BLOCK_F64) {
         size_t m = n - i < MC_SUM_BLOCK_F64 ? n - i : MC_SUM_BLOCK_F64;
-        const double *p = x + i;
-        mc_vf64 a0 = {0}, a1 = {0}, a2 = {0}, a3 = {0};
-        size_t j = 0;
-        for (; j + 4 * w <= m; j += 4 * w) {
-            mc_vf64 v0, v1, v2, v3;
-            memcpy(&v0, p + j, sizeof v0);
-            memcpy(&v1, p + j + w, sizeof v1);
-            memcpy(&v2, p + j + 2 * w, sizeof v2);
-            memcpy(&v3, p + j + 3 * w, sizeof v3);
-            a0 += v0;
-            a1 += v1;
-            a2 += v2;
-            a3 += v3;
-        }
-        for (; j + w <= m; j += w) {
-            mc_vf64 v;
-            memcpy(&v, p + j, sizeof v);
-            a0 += v;
-        }
-        if (j < m) {
-            mc_vf64 v = {0};
-            memcpy(&v, p + j, (m - j) * sizeof(double));
-            a1 += v;
-        }
-        mc_neumaier_v(s, c, (a0 + a1) + (a2 + a3));
+        mc_neumaier_v(s, c, mc_block_sum_f64(x + i, m));
     }
 }
 
