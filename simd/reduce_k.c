@@ -207,6 +207,33 @@ static void sum_f64_row(const void *xv, size_t n, size_t rows, size_t ld, void *
  * elements before its block sum moves to float64. */
 enum { COL_SUM_ROWS = 8 };
 
+/* acc[v] = the sum over rows [i0, i1) of the cw columns at x + j0, one
+ * vector of columns per v (a last partial vector zero-padded). */
+#define MC_DEF_COL_BLOCK(sfx, T, V)                                           \
+    static void col_block_##sfx(const T *x, size_t ld, size_t j0, size_t cw, size_t i0, \
+                                size_t i1, V *acc)                            \
+    {                                                                         \
+        const size_t w = MC_LANES(T), full = cw / w, nv = (cw + w - 1) / w;   \
+        for (size_t v = 0; v < nv; v++)                                       \
+            acc[v] = (V){0};                                                  \
+        for (size_t i = i0; i < i1; i++) {                                    \
+            const T *p = x + i * ld + j0;                                     \
+            for (size_t v = 0; v < full; v++) {                               \
+                V t;                                                          \
+                memcpy(&t, p + v * w, sizeof t);                              \
+                acc[v] += t;                                                  \
+            }                                                                 \
+            if (full < nv) {                                                  \
+                V t = {0};                                                    \
+                memcpy(&t, p + full * w, (cw - full * w) * sizeof(T));        \
+                acc[full] += t;                                               \
+            }                                                                 \
+        }                                                                     \
+    }
+MC_DEF_COL_BLOCK(f32, float, mc_vf32)
+MC_DEF_COL_BLOCK(f64, double, mc_vf64)
+#undef MC_DEF_COL_BLOCK
+
 static void sum_f32_col(const void *xv, size_t n, size_t m, size_t ld, void *outv)
 {
     const float *x = xv;
@@ -227,26 +254,12 @@ static void sum_f32_col(const void *xv, size_t n, size_t m, size_t ld, void *out
     }
     for (size_t j0 = 0; j0 < m; j0 += MC_COL_CHUNK) {
         size_t cw = m - j0 < MC_COL_CHUNK ? m - j0 : MC_COL_CHUNK;
-        size_t nv = (cw + W - 1) / W, full = cw / W;
+        size_t nv = (cw + W - 1) / W;
         for (size_t v = 0; v < nv; v++)
             dacc[v] = (mc_r_f64x32){0};
         for (size_t i0 = 0; i0 < n; i0 += COL_SUM_ROWS) {
             size_t i1 = n - i0 < COL_SUM_ROWS ? n : i0 + COL_SUM_ROWS;
-            for (size_t v = 0; v < nv; v++)
-                facc[v] = (mc_vf32){0};
-            for (size_t i = i0; i < i1; i++) {
-                const float *p = x + i * ld + j0;
-                for (size_t v = 0; v < full; v++) {
-                    mc_vf32 t;
-                    memcpy(&t, p + v * W, sizeof t);
-                    facc[v] += t;
-                }
-                if (full < nv) {
-                    mc_vf32 t = {0};
-                    memcpy(&t, p + full * W, (cw - full * W) * sizeof(float));
-                    facc[full] += t;
-                }
-            }
+            col_block_f32(x, ld, j0, cw, i0, i1, facc);
             for (size_t v = 0; v < nv; v++)
                 dacc[v] += __builtin_convertvector(facc[v], mc_r_f64x32);
         }
@@ -275,26 +288,12 @@ static void sum_f64_col(const void *xv, size_t n, size_t m, size_t ld, void *out
     }
     for (size_t j0 = 0; j0 < m; j0 += MC_COL_CHUNK) {
         size_t cw = m - j0 < MC_COL_CHUNK ? m - j0 : MC_COL_CHUNK;
-        size_t nv = (cw + W - 1) / W, full = cw / W;
+        size_t nv = (cw + W - 1) / W;
         for (size_t v = 0; v < nv; v++)
             s[v] = c[v] = (mc_vf64){0};
         for (size_t i0 = 0; i0 < n; i0 += COL_SUM_ROWS) {
             size_t i1 = n - i0 < COL_SUM_ROWS ? n : i0 + COL_SUM_ROWS;
-            for (size_t v = 0; v < nv; v++)
-                blk[v] = (mc_vf64){0};
-            for (size_t i = i0; i < i1; i++) {
-                const double *p = x + i * ld + j0;
-                for (size_t v = 0; v < full; v++) {
-                    mc_vf64 t;
-                    memcpy(&t, p + v * W, sizeof t);
-                    blk[v] += t;
-                }
-                if (full < nv) {
-                    mc_vf64 t = {0};
-                    memcpy(&t, p + full * W, (cw - full * W) * sizeof(double));
-                    blk[full] += t;
-                }
-            }
+            col_block_f64(x, ld, j0, cw, i0, i1, blk);
             for (size_t v = 0; v < nv; v++)
                 mc_neumaier_v(&s[v], &c[v], blk[v]);
         }
