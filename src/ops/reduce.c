@@ -54,13 +54,6 @@ mc_array *mc_reduce_node(mc_array *x, int kind, int ddof, const int *sorted, int
     return mc_node_new(fn, MC_PRIM_REDUCE, &x, 1, &p, sizeof p);
 }
 
-/* Every axis of an array, for the plain (no axis) forms. */
-static void all_axes(const mc_array *x, int *axes)
-{
-    for (int i = 0; i < x->ndim; i++)
-        axes[i] = i;
-}
-
 /* sum, prod, max, min, all, any. */
 static int reduce_op(mlx_array *res, mlx_array a, const int *axes, size_t n, bool keepdims, int kind,
                      const char *fn)
@@ -163,10 +156,8 @@ static int moment_op(mlx_array *res, mlx_array a, const int *axes, size_t n, boo
     {                                                                                  \
         (void)s;                                                                       \
         int axes[MC_MAX_NDIM];                                                         \
-        mc_array *x = mc_arr(a);                                                       \
-        if (x)                                                                         \
-            all_axes(x, axes);                                                         \
-        return reduce_op(res, a, axes, x ? (size_t)x->ndim : 0, keepdims, kind, #name); \
+        size_t n = mc_reduce_all_axes(mc_arr(a), axes);                                \
+        return reduce_op(res, a, axes, n, keepdims, kind, #name);                      \
     }                                                                                  \
     int mlx_##name##_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims,  \
                           const mlx_stream s)                                          \
@@ -191,10 +182,8 @@ int mlx_mean(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream 
 {
     (void)s;
     int axes[MC_MAX_NDIM];
-    mc_array *x = mc_arr(a);
-    if (x)
-        all_axes(x, axes);
-    return moment_op(res, a, axes, x ? (size_t)x->ndim : 0, keepdims, MC_RK_MEAN, 0, "mean");
+    size_t n = mc_reduce_all_axes(mc_arr(a), axes);
+    return moment_op(res, a, axes, n, keepdims, MC_RK_MEAN, 0, "mean");
 }
 
 int mlx_mean_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
@@ -216,11 +205,8 @@ int mlx_mean_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axe
     {                                                                                  \
         (void)s;                                                                       \
         int axes[MC_MAX_NDIM];                                                         \
-        mc_array *x = mc_arr(a);                                                       \
-        if (x)                                                                         \
-            all_axes(x, axes);                                                         \
-        return moment_op(res, a, axes, x ? (size_t)x->ndim : 0, keepdims, kind, ddof,  \
-                         #name);                                                       \
+        size_t n = mc_reduce_all_axes(mc_arr(a), axes);                                \
+        return moment_op(res, a, axes, n, keepdims, kind, ddof, #name);                \
     }                                                                                  \
     int mlx_##name##_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims,  \
                           int ddof, const mlx_stream s)                                \

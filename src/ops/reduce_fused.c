@@ -24,14 +24,25 @@ static mc_array *fused_node(int prim, mc_array *x, const int *sorted, int n, boo
 
 /* logsumexp of complex64 x over the sorted axes, as MLX composes it:
  * m = max(x), log(sum(exp(x - m))) + m, or m itself where m is infinite. */
+/* The steps logsumexp and softmax of complex64 share, in scope s: m =
+ * max(x) and e = exp(x - m) (returned), and their sum over the sorted axes
+ * (dims kept). */
+static mc_array *complex_exp_shifted(mc_ew *s, mc_array *x, const int *sorted, int k, mc_array **m,
+                                     mc_array **sum)
+{
+    *m = mc_ew_hold(s, mc_reduce_node(x, MC_RK_MAX, 0, sorted, k, s->fn));
+    mc_array *e = mc_ew_unary(s, MC_U_EXP, mc_ew_binary(s, MC_B_SUBTRACT, x, *m, MLX_COMPLEX64));
+    *sum = e ? mc_ew_hold(s, mc_reduce_node(e, MC_RK_SUM, 0, sorted, k, s->fn)) : NULL;
+    return e;
+}
+
 static int complex_logsumexp(mlx_array *res, mc_array *x, const int *sorted, int k, bool keepdims,
                              const char *fn)
 {
     mc_ew s;
     mc_ew_begin(&s, fn);
-    mc_array *m = mc_ew_hold(&s, mc_reduce_node(x, MC_RK_MAX, 0, sorted, k, fn));
-    mc_array *e = mc_ew_unary(&s, MC_U_EXP, mc_ew_binary(&s, MC_B_SUBTRACT, x, m, MLX_COMPLEX64));
-    mc_array *sum = e ? mc_ew_hold(&s, mc_reduce_node(e, MC_RK_SUM, 0, sorted, k, fn)) : NULL;
+    mc_array *m, *sum;
+    complex_exp_shifted(&s, x, sorted, k, &m, &sum);
     mc_array *out = mc_ew_binary(&s, MC_B_ADD, mc_ew_unary(&s, MC_U_LOG, sum), m, MLX_COMPLEX64);
     out = mc_ew_where(&s, mc_ew_float_class(&s, MC_U_ISINF, m), m, out);
     out = out ? mc_reduce_finish_keepdims(mc_array_retain(out), sorted, k, keepdims, fn) : NULL;
@@ -65,11 +76,7 @@ int mlx_logsumexp(mlx_array *res, const mlx_array a, bool keepdims, const mlx_st
 {
     (void)s;
     int axes[MC_MAX_NDIM];
-    mc_array *x = mc_arr(a);
-    int nd = x ? x->ndim : 0;
-    for (int i = 0; i < nd; i++)
-        axes[i] = i;
-    return logsumexp_op(res, a, axes, (size_t)nd, keepdims);
+    return logsumexp_op(res, a, axes, mc_reduce_all_axes(mc_arr(a), axes), keepdims);
 }
 
 int mlx_logsumexp_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
@@ -105,9 +112,8 @@ static int complex_softmax(mlx_array *res, mc_array *x, const int *sorted, int k
 {
     mc_ew s;
     mc_ew_begin(&s, fn);
-    mc_array *m = mc_ew_hold(&s, mc_reduce_node(x, MC_RK_MAX, 0, sorted, k, fn));
-    mc_array *e = mc_ew_unary(&s, MC_U_EXP, mc_ew_binary(&s, MC_B_SUBTRACT, x, m, MLX_COMPLEX64));
-    mc_array *sum = e ? mc_ew_hold(&s, mc_reduce_node(e, MC_RK_SUM, 0, sorted, k, fn)) : NULL;
+    mc_array *m, *sum;
+    mc_array *e = complex_exp_shifted(&s, x, sorted, k, &m, &sum);
     return mc_ew_finish(&s, res, mc_ew_binary(&s, MC_B_DIVIDE, e, sum, MLX_COMPLEX64));
 }
 
@@ -143,11 +149,7 @@ int mlx_softmax(mlx_array *res, const mlx_array a, bool precise, const mlx_strea
 {
     (void)s;
     int axes[MC_MAX_NDIM];
-    mc_array *x = mc_arr(a);
-    int nd = x ? x->ndim : 0;
-    for (int i = 0; i < nd; i++)
-        axes[i] = i;
-    return softmax_op(res, a, axes, (size_t)nd, precise);
+    return softmax_op(res, a, axes, mc_reduce_all_axes(mc_arr(a), axes), precise);
 }
 
 int mlx_softmax_axis(mlx_array *res, const mlx_array a, int axis, bool precise, const mlx_stream s)

@@ -10,6 +10,16 @@
  * normalised axes go to sorted (ascending), their number to *count. */
 int mc_reduce_axes(const int *axes, size_t n, int ndim, int *sorted, int *count, const char *fn);
 
+/* The axes 0 .. ndim - 1 of x (NULL: none) into axes, for the plain (no
+ * axis) forms; returns their number. */
+static inline size_t mc_reduce_all_axes(const mc_array *x, int *axes)
+{
+    int nd = x ? x->ndim : 0;
+    for (int i = 0; i < nd; i++)
+        axes[i] = i;
+    return (size_t)nd;
+}
+
 /* A Reduce node of kind over the sorted axes (dims kept, size 1). */
 mc_array *mc_reduce_node(mc_array *x, int kind, int ddof, const int *sorted, int n, const char *fn);
 
