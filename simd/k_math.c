@@ -48,7 +48,7 @@ enum { MC_GUARD_VECS = 64 };
                 memcpy(&v, x + j, sizeof v);                                  \
                 out |= ~mc_##fn##_ok_f32(v);                                  \
             }                                                                 \
-            if (!mc_any_mask_i32(out)) {                                      \
+            if (!mc_any_i32(out)) {                                      \
                 MC_OWN_BLOCK(mc_##fn##_core_f32);                             \
             } else {                                                          \
                 MC_OWN_BLOCK(mc_##fn##_f32);                                  \

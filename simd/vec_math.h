@@ -180,13 +180,9 @@ static inline mc_vf64 mc_erfc_f64(mc_vf64 x)
  *   log1p(x) = log(x), sinh|cosh(x) = e^(|x|/2) * e^(|x|/2) / 2,
  *   asinh|acosh(x) = log(|x|) + log(2) (acosh of a negative is NaN).
  * The scalar reference keeps libm, which has no such limits. */
-static inline int mc_any_i32(mc_vi32 m)
-{
-    for (size_t k = 0; k < sizeof m / sizeof m[0]; k++)
-        if (m[k])
-            return 1;
-    return 0;
-}
+#if MC_VBYTES == 0 /* (the vector builds' mc_any_i32 is in vec_math_f32.h) */
+static inline int mc_any_i32(mc_vi32 m) { return m[0] != 0; }
+#endif
 static inline int mc_any_i64(mc_vi64 m)
 {
     for (size_t k = 0; k < sizeof m / sizeof m[0]; k++)

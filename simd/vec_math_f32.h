@@ -63,7 +63,7 @@ static inline mc_vf32 mc_fma_f32(mc_vf32 a, mc_vf32 b, mc_vf32 c)
 
 /* Whether any lane of a comparison mask is set, in one or two instructions
  * (a loop over lanes costs more than the math it guards). */
-static inline int mc_any_mask_i32(mc_vi32 m)
+static inline int mc_any_i32(mc_vi32 m)
 {
 #if MC_VBYTES == 64
     return _mm512_test_epi32_mask((__m512i)m, (__m512i)m) != 0;
@@ -102,7 +102,7 @@ static inline mc_vf32 mc_poly_f32(mc_vf32 x, const float *c, int n)
 #define MC_OWN_OR_SLEEF(fn, ulp)                                              \
     static inline mc_vf32 mc_##fn##_f32(mc_vf32 x)                            \
     {                                                                         \
-        if (mc_any_mask_i32(~mc_##fn##_ok_f32(x)))                            \
+        if (mc_any_i32(~mc_##fn##_ok_f32(x)))                            \
             return (mc_vf32)MC_SLEEF_F(fn, ulp)((mc_sleef_vf)x);              \
         return mc_##fn##_core_f32(x);                                         \
     }
