@@ -6,7 +6,7 @@
  * (split over the pool), with dtype changes, and shapeless on new shapes. */
 #include <math.h>
 
-#include "graph/prims.h"
+#include "graph/prims_fused.h"
 #include "test_compile_util.h"
 
 static mlx_array arg(const mlx_vector_array in, size_t i)

@@ -6,7 +6,7 @@
 #include <inttypes.h>
 #include <math.h>
 
-#include "graph/prims.h"
+#include "graph/prims_copy.h"
 #include "runtime/alloc.h" /* mc_fault_fail_after */
 #include "test_compile_util.h"
 

@@ -19,7 +19,7 @@
 
 #include "array/array.h"
 #include "graph/blas.h"
-#include "graph/prims.h"
+#include "graph/prims_matmul.h"
 #include "mlx/c/cpu.h"
 #include "mlx/c/mlx.h"
 #include "runtime/alloc.h"
@@ -782,14 +782,14 @@ static void test_matmul_infer_reruns_on_new_shapes(void **state)
     assert_true(a && b && c && d);
     mc_meta m;
     mc_array *in[3] = {a, b, NULL};
-    assert_int_equal(mc_prims[MC_PRIM_MATMUL].infer(&m, in, 2, NULL, "matmul"), 0);
+    assert_int_equal(mc_prims[MC_PRIM_MATMUL]->infer(&m, in, 2, NULL, "matmul"), 0);
     assert_int_equal(m.ndim, 3);
     assert_true(m.shape[0] == 2 && m.shape[1] == 3 && m.shape[2] == 5);
     in[0] = c;
-    assert_int_equal(mc_prims[MC_PRIM_MATMUL].infer(&m, in, 2, NULL, "matmul"), 0);
+    assert_int_equal(mc_prims[MC_PRIM_MATMUL]->infer(&m, in, 2, NULL, "matmul"), 0);
     assert_true(m.ndim == 3 && m.shape[0] == 7 && m.shape[1] == 1 && m.shape[2] == 5);
     in[1] = d;
-    assert_int_not_equal(mc_prims[MC_PRIM_MATMUL].infer(&m, in, 2, NULL, "matmul"), 0);
+    assert_int_not_equal(mc_prims[MC_PRIM_MATMUL]->infer(&m, in, 2, NULL, "matmul"), 0);
     expect_error("[matmul] Last dimension of first input with shape (7,1,4) must match second to last "
                  "dimension of second input with shape (5,4).");
     /* AddMM: c must still broadcast to the new output */
@@ -797,7 +797,7 @@ static void test_matmul_infer_reruns_on_new_shapes(void **state)
     in[0] = a;
     in[1] = b;
     in[2] = c; /* (7,1,4) against an output (2,3,5) */
-    assert_int_not_equal(mc_prims[MC_PRIM_ADDMM].infer(&m, in, 3, &p, "addmm"), 0);
+    assert_int_not_equal(mc_prims[MC_PRIM_ADDMM]->infer(&m, in, 3, &p, "addmm"), 0);
     expect_error("[addmm] Shapes (7,1,4) and (2,3,5) cannot be broadcast.");
     mc_array_release(a);
     mc_array_release(b);

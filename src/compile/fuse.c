@@ -15,7 +15,10 @@
 #include <string.h>
 
 #include "compile/compile_internal.h"
-#include "graph/prims.h"
+#include "graph/prims_binary.h"
+#include "graph/prims_copy.h"
+#include "graph/prims_fused.h"
+#include "graph/prims_unary.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 

@@ -18,7 +18,7 @@
 #include "compile/compile_internal.h"
 #include "compile/ptrmap.h"
 #include "graph/eval.h"
-#include "graph/prims.h"
+#include "graph/prims_placeholder.h"
 #include "mlx/c/compile.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"

@@ -3,7 +3,7 @@
  * (donated when possible) and splits large contiguous work over the pool. */
 #include <string.h>
 
-#include "graph/prims.h"
+#include "graph/elementwise.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
 

@@ -107,7 +107,7 @@ static int mc_run_node(mc_array *a, const char *fn)
     if (a->prim == MC_PRIM_PLACEHOLDER)
         return mc_error("[%s] Cannot evaluate a placeholder of a compile trace; evaluate the "
                         "compiled function's outputs instead.", fn);
-    if (mc_prims[a->prim].eval(a, a->inputs, a->n_inputs, a->params))
+    if (mc_prims[a->prim]->eval(a, a->inputs, a->n_inputs, a->params))
         return 1;
     mc_node_detach(a);
     return 0;

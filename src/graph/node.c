@@ -5,9 +5,23 @@
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 
+/* A node with the wrong number of inputs would make its rules read past
+ * them: a bug in the op that builds it, reported rather than run. */
+static int mc_node_check_arity(const char *fn, int prim, int n)
+{
+    if (prim <= MC_PRIM_NONE || prim >= MC_PRIM_COUNT)
+        return mc_error("[%s] Internal error: no primitive %d.", fn, prim);
+    int arity = mc_prims[prim]->arity;
+    if (arity != MC_ARITY_ANY && n != arity)
+        return mc_error("[%s] Internal error: %s takes %d inputs, not %d.", fn, mc_prims[prim]->name, arity, n);
+    return 0;
+}
+
 mc_array *mc_node_new_meta(const char *fn, int prim, const mc_meta *meta, mc_array *const *inputs,
                            int n, const void *params, size_t params_size)
 {
+    if (mc_node_check_arity(fn, prim, n))
+        return NULL;
     mc_array *out = mc_array_alloc(fn, meta->dtype, meta->ndim, meta->shape);
     if (!out)
         return NULL;
@@ -44,7 +58,9 @@ mc_array *mc_node_new(const char *fn, int prim, mc_array *const *inputs, int n, 
             return NULL;
         }
     }
-    if (mc_prims[prim].infer(&meta, inputs, n, params, fn))
+    if (mc_node_check_arity(fn, prim, n))
+        return NULL;
+    if (mc_prims[prim]->infer(&meta, inputs, n, params, fn))
         return NULL;
     return mc_node_new_meta(fn, prim, &meta, inputs, n, params, params_size);
 }
@@ -64,6 +80,6 @@ const char *mc_prim_name(int prim, const void *params)
 {
     if (prim <= MC_PRIM_NONE || prim >= MC_PRIM_COUNT)
         return "Data";
-    const mc_prim_info *p = &mc_prims[prim];
+    const mc_prim_info *p = mc_prims[prim];
     return p->name_of ? p->name_of(params) : p->name;
 }

@@ -1,6 +1,7 @@
 /* Owns the Binary primitive family: shape/dtype rule and evaluation of all
  * elementwise functions of two arrays (the function is in the params). */
-#include "graph/prims.h"
+#include "graph/elementwise.h"
+#include "graph/prims_binary.h"
 #include "runtime/error.h"
 
 static const char *const binary_names[MC_B_COUNT] = {
@@ -31,7 +32,7 @@ static const char *const binary_names[MC_B_COUNT] = {
     [MC_B_RIGHT_SHIFT] = "RightShift",
 };
 
-const char *mc_binary_name(const void *params)
+static const char *binary_name(const void *params)
 {
     return binary_names[((const mc_binary_params *)params)->op];
 }
@@ -54,7 +55,7 @@ mlx_dtype mc_binary_out_dtype(mc_binary_op op, mlx_dtype d)
     }
 }
 
-int mc_binary_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int binary_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     const mc_binary_params *p = params;
@@ -68,10 +69,18 @@ int mc_binary_infer(mc_meta *out, mc_array *const *in, int n, const void *params
                                out->shape, fn);
 }
 
-int mc_binary_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int binary_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     const mc_binary_params *p = params;
     return mc_run_binary(out, in[0], in[1], mc_kernels()->binary[p->op][in[0]->dtype],
                          binary_names[p->op]);
 }
+
+const mc_prim_info mc_prim_binary = {
+    .name = "Binary",
+    .arity = 2,
+    .infer = binary_infer,
+    .eval = binary_eval,
+    .name_of = binary_name,
+};

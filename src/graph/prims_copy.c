@@ -1,9 +1,10 @@
 /* Owns the Astype and Copy primitives: a row-major copy of any view,
  * converting the element type on the way. */
-#include "graph/prims.h"
+#include "graph/elementwise.h"
+#include "graph/prims_copy.h"
 #include "runtime/error.h"
 
-int mc_astype_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int astype_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     (void)fn;
@@ -14,7 +15,7 @@ int mc_astype_infer(mc_meta *out, mc_array *const *in, int n, const void *params
     return 0;
 }
 
-int mc_astype_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int astype_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     mlx_dtype to = ((const mc_astype_params *)params)->to;
@@ -23,3 +24,17 @@ int mc_astype_eval(mc_array *out, mc_array *const *in, int n, const void *params
         return mc_error("[astype] Cannot convert %s to %s.", mc_dtype_name(in[0]->dtype), mc_dtype_name(to));
     return mc_run_unary(out, in[0], k, "astype");
 }
+
+const mc_prim_info mc_prim_astype = {
+    .name = "AsType",
+    .arity = 1,
+    .infer = astype_infer,
+    .eval = astype_eval,
+};
+
+const mc_prim_info mc_prim_copy = {
+    .name = "Copy",
+    .arity = 1,
+    .infer = astype_infer,
+    .eval = astype_eval,
+};

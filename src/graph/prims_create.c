@@ -2,11 +2,11 @@
 #include <math.h>
 #include <string.h>
 
-#include "graph/prims.h"
+#include "graph/prims_create.h"
 #include "runtime/error.h"
 #include "simd/half_convert.h"
 
-int mc_arange_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int arange_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)in;
     (void)n;
@@ -65,7 +65,7 @@ static void arange_half(uint16_t *o, size_t count, double start, double step, bo
     }
 }
 
-int mc_arange_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int arange_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)in;
     (void)n;
@@ -91,3 +91,10 @@ int mc_arange_eval(mc_array *out, mc_array *const *in, int n, const void *params
     }
     return 0;
 }
+
+const mc_prim_info mc_prim_arange = {
+    .name = "Arange",
+    .arity = 0,
+    .infer = arange_infer,
+    .eval = arange_eval,
+};

@@ -7,7 +7,9 @@
 #include <string.h>
 
 #include "graph/nd_walk.h"
-#include "graph/prims.h"
+#include "graph/elementwise.h"
+#include "graph/prims_index.h"
+#include "graph/prims_slice.h"
 #include "runtime/error.h"
 
 /* Copies the values of the view `in` into dst, laid out with dst_strides
@@ -50,7 +52,7 @@ static void copy_meta(mc_meta *out, const mc_array *x)
 
 /* ---- Concatenate ---- */
 
-int mc_concat_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int concat_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     const mc_concat_params *p = params;
     if (n < 1)
@@ -86,7 +88,7 @@ int mc_concat_infer(mc_meta *out, mc_array *const *in, int n, const void *params
     return 0;
 }
 
-int mc_concat_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int concat_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     const mc_concat_params *p = params;
     if (mc_array_alloc_data(out, "concatenate"))
@@ -103,7 +105,7 @@ int mc_concat_eval(mc_array *out, mc_array *const *in, int n, const void *params
 
 /* ---- SliceUpdate ---- */
 
-int mc_slice_update_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int slice_update_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     const mc_array *src = in[0], *upd = in[1];
@@ -124,7 +126,7 @@ int mc_slice_update_infer(mc_meta *out, mc_array *const *in, int n, const void *
     return 0;
 }
 
-int mc_slice_update_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int slice_update_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     const mc_slice_params *p = params;
@@ -156,7 +158,7 @@ int mc_slice_update_eval(mc_array *out, mc_array *const *in, int n, const void *
 
 /* ---- Pad ---- */
 
-int mc_pad_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int pad_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     const mc_pad_params *p = params;
@@ -177,7 +179,7 @@ int mc_pad_infer(mc_meta *out, mc_array *const *in, int n, const void *params, c
     return 0;
 }
 
-int mc_pad_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int pad_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     const mc_pad_params *p = params;
@@ -196,12 +198,12 @@ int mc_pad_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 
 /* ---- GatherAxis ---- */
 
-const char *mc_gather_axis_name(const void *params)
+static const char *gather_axis_name(const void *params)
 {
     return ((const mc_gather_axis_params *)params)->along ? "GatherAxis" : "Gather";
 }
 
-int mc_gather_axis_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int gather_axis_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     const mc_gather_axis_params *p = params;
@@ -277,7 +279,7 @@ static int64_t read_index(const char *base, int64_t at, mlx_dtype d)
         ((T *)ob)[w.off[2] + j] = ((const T *)ab)[w.off[0] + j * sa + v * axis_stride];                 \
     }
 
-int mc_gather_axis_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int gather_axis_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     const mc_gather_axis_params *p = params;
@@ -334,7 +336,7 @@ int mc_gather_axis_eval(mc_array *out, mc_array *const *in, int n, const void *p
 
 /* ---- NumberOfElements ---- */
 
-int mc_numel_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int numel_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     const mc_numel_params *p = params;
@@ -347,7 +349,7 @@ int mc_numel_infer(mc_meta *out, mc_array *const *in, int n, const void *params,
     return 0;
 }
 
-int mc_numel_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int numel_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     const mc_numel_params *p = params;
@@ -361,3 +363,39 @@ int mc_numel_eval(mc_array *out, mc_array *const *in, int n, const void *params)
     mc_kernels()->convert[MLX_FLOAT64][p->dtype](&v, out->data, 1);
     return 0;
 }
+
+const mc_prim_info mc_prim_concatenate = {
+    .name = "Concatenate",
+    .arity = MC_ARITY_ANY,
+    .infer = concat_infer,
+    .eval = concat_eval,
+};
+
+const mc_prim_info mc_prim_gather_axis = {
+    .name = "GatherAxis",
+    .arity = 2,
+    .infer = gather_axis_infer,
+    .eval = gather_axis_eval,
+    .name_of = gather_axis_name,
+};
+
+const mc_prim_info mc_prim_slice_update = {
+    .name = "SliceUpdate",
+    .arity = 2,
+    .infer = slice_update_infer,
+    .eval = slice_update_eval,
+};
+
+const mc_prim_info mc_prim_pad = {
+    .name = "Pad",
+    .arity = 2,
+    .infer = pad_infer,
+    .eval = pad_eval,
+};
+
+const mc_prim_info mc_prim_number_of_elements = {
+    .name = "NumberOfElements",
+    .arity = 1,
+    .infer = numel_infer,
+    .eval = numel_eval,
+};

@@ -14,7 +14,8 @@
 #include <string.h>
 
 #include "graph/blas.h"
-#include "graph/prims.h"
+#include "graph/elementwise.h"
+#include "graph/prims_matmul.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 
@@ -65,7 +66,7 @@ static int product_meta(mc_meta *out, const mc_array *a, const mc_array *b, cons
     return 0;
 }
 
-int mc_matmul_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int matmul_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     (void)params;
@@ -78,7 +79,7 @@ int mc_matmul_infer(mc_meta *out, mc_array *const *in, int n, const void *params
     return 0;
 }
 
-int mc_addmm_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int addmm_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     (void)params;
@@ -98,11 +99,6 @@ int mc_addmm_infer(mc_meta *out, mc_array *const *in, int n, const void *params,
     return 0;
 }
 
-void mc_addmm_print(FILE *f, const void *params)
-{
-    const mc_addmm_params *p = params;
-    fprintf(f, "alpha=%g, beta=%g", (double)p->alpha, (double)p->beta);
-}
 
 /* ---- evaluation ---- */
 
@@ -297,16 +293,30 @@ done:
     return rc;
 }
 
-int mc_matmul_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int matmul_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     (void)params;
     return run_product(out, in[0], in[1], NULL, 1.0f, 0.0f, "matmul");
 }
 
-int mc_addmm_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int addmm_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     const mc_addmm_params *p = params;
     return run_product(out, in[0], in[1], in[2], p->alpha, p->beta, "addmm");
 }
+
+const mc_prim_info mc_prim_matmul = {
+    .name = "Matmul",
+    .arity = 2,
+    .infer = matmul_infer,
+    .eval = matmul_eval,
+};
+
+const mc_prim_info mc_prim_addmm = {
+    .name = "AddMM",
+    .arity = 3,
+    .infer = addmm_infer,
+    .eval = addmm_eval,
+};

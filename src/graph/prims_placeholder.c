@@ -1,9 +1,9 @@
 /* Owns the Placeholder primitive: a compiled function's traced input. It has
  * a shape and dtype but never data; replay substitutes the real input. */
-#include "graph/prims.h"
+#include "graph/prims_placeholder.h"
 #include "runtime/error.h"
 
-int mc_placeholder_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int placeholder_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)in;
     (void)n;
@@ -12,7 +12,7 @@ int mc_placeholder_infer(mc_meta *out, mc_array *const *in, int n, const void *p
     return 0;
 }
 
-int mc_placeholder_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int placeholder_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)out;
     (void)in;
@@ -20,3 +20,10 @@ int mc_placeholder_eval(mc_array *out, mc_array *const *in, int n, const void *p
     (void)params;
     return mc_error("[eval] A compile placeholder cannot be evaluated.");
 }
+
+const mc_prim_info mc_prim_placeholder = {
+    .name = "Placeholder",
+    .arity = 0,
+    .infer = placeholder_infer,
+    .eval = placeholder_eval,
+};

@@ -7,7 +7,7 @@
  * output dtype (float32 sums of half types, mean's scale). */
 #include <string.h>
 
-#include "graph/prims.h"
+#include "graph/prims_reduce.h"
 #include "graph/reduce_view.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
@@ -46,22 +46,14 @@ mlx_dtype mc_reduce_out_dtype(int kind, mlx_dtype d)
     }
 }
 
-const char *mc_reduce_name(const void *params)
+static const char *reduce_name(const void *params)
 {
     int k = ((const mc_reduce_params *)params)->kind;
     return k >= 0 && k < MC_RK_COUNT ? kind_names[k] : "Reduce";
 }
 
-void mc_reduce_print(FILE *f, const void *params)
-{
-    const mc_reduce_params *p = params;
-    fputs("axes=(", f);
-    for (int i = 0; i < p->n; i++)
-        fprintf(f, i ? ",%d" : "%d", p->axes[i]);
-    fputs(")", f);
-}
 
-int mc_reduce_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int reduce_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     const mc_reduce_params *p = params;
@@ -228,7 +220,7 @@ static mc_reduce_op kind_op(int kind)
     }
 }
 
-int mc_reduce_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int reduce_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     const mc_reduce_params *p = params;
@@ -278,12 +270,12 @@ int mc_reduce_eval(mc_array *out, mc_array *const *in, int n, const void *params
 
 /* ---- ArgReduce ---- */
 
-const char *mc_argreduce_name(const void *params)
+static const char *argreduce_name(const void *params)
 {
     return ((const mc_argreduce_params *)params)->op ? "ArgMin" : "ArgMax";
 }
 
-int mc_argreduce_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int argreduce_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     const mc_argreduce_params *p = params;
@@ -321,7 +313,7 @@ static void arg_range(void *ctx, size_t b, size_t e)
     }
 }
 
-int mc_argreduce_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int argreduce_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     const mc_argreduce_params *p = params;
@@ -360,3 +352,19 @@ int mc_argreduce_eval(mc_array *out, mc_array *const *in, int n, const void *par
     mc_red_view_free(&v);
     return 0;
 }
+
+const mc_prim_info mc_prim_reduce = {
+    .name = "Reduce",
+    .arity = 1,
+    .infer = reduce_infer,
+    .eval = reduce_eval,
+    .name_of = reduce_name,
+};
+
+const mc_prim_info mc_prim_argreduce = {
+    .name = "ArgReduce",
+    .arity = 1,
+    .infer = argreduce_infer,
+    .eval = argreduce_eval,
+    .name_of = argreduce_name,
+};

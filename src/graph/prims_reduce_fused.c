@@ -7,7 +7,7 @@
  * else into a buffer in the view's order that is then copied into place. */
 #include <string.h>
 
-#include "graph/prims.h"
+#include "graph/prims_reduce.h"
 #include "graph/reduce_view.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
@@ -106,7 +106,7 @@ static int check_axes(const mc_softmax_params *p, const mc_array *x, const char 
 
 /* ---- LogSumExp ---- */
 
-int mc_logsumexp_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int logsumexp_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     const mc_softmax_params *p = params;
@@ -123,7 +123,7 @@ int mc_logsumexp_infer(mc_meta *out, mc_array *const *in, int n, const void *par
     return 0;
 }
 
-int mc_logsumexp_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int logsumexp_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     const mc_softmax_params *p = params;
@@ -138,7 +138,7 @@ int mc_logsumexp_eval(mc_array *out, mc_array *const *in, int n, const void *par
 
 /* ---- Softmax ---- */
 
-int mc_softmax_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int softmax_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     const mc_array *x = in[0];
@@ -168,7 +168,7 @@ static bool rows_in_place(const mc_array *x, const bool *red)
     return true;
 }
 
-int mc_softmax_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int softmax_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     static const char fn[] = "softmax";
@@ -236,3 +236,17 @@ int mc_softmax_eval(mc_array *out, mc_array *const *in, int n, const void *param
     mc_red_view_free(&v);
     return 0;
 }
+
+const mc_prim_info mc_prim_softmax = {
+    .name = "Softmax",
+    .arity = 1,
+    .infer = softmax_infer,
+    .eval = softmax_eval,
+};
+
+const mc_prim_info mc_prim_logsumexp = {
+    .name = "LogSumExp",
+    .arity = 1,
+    .infer = logsumexp_infer,
+    .eval = logsumexp_eval,
+};

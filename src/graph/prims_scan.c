@@ -7,7 +7,7 @@
  * element before writing its position. */
 #include <string.h>
 
-#include "graph/prims.h"
+#include "graph/prims_scan.h"
 #include "graph/reduce_view.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
@@ -16,13 +16,13 @@
 static const char *const scan_names[MC_S_COUNT] = {"CumSum", "CumProd", "CumMax", "CumMin", "CumLogAddExp"};
 static const char *const scan_fns[MC_S_COUNT] = {"cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"};
 
-const char *mc_scan_name(const void *params)
+static const char *scan_name(const void *params)
 {
     int op = ((const mc_scan_params *)params)->op;
     return op >= 0 && op < MC_S_COUNT ? scan_names[op] : "Scan";
 }
 
-int mc_scan_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int scan_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     const mc_scan_params *p = params;
@@ -63,7 +63,7 @@ static void scan_range(void *ctx, size_t b, size_t e)
     }
 }
 
-int mc_scan_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int scan_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     const mc_scan_params *p = params;
@@ -107,3 +107,11 @@ int mc_scan_eval(mc_array *out, mc_array *const *in, int n, const void *params)
         mc_buffer_release(copy);
     return 0;
 }
+
+const mc_prim_info mc_prim_scan = {
+    .name = "Scan",
+    .arity = 1,
+    .infer = scan_infer,
+    .eval = scan_eval,
+    .name_of = scan_name,
+};

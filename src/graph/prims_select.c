@@ -4,10 +4,10 @@
 #include <string.h>
 
 #include "graph/nd_walk.h"
-#include "graph/prims.h"
+#include "graph/elementwise.h"
 #include "runtime/error.h"
 
-int mc_select_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int select_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     (void)params;
@@ -31,7 +31,7 @@ int mc_select_infer(mc_meta *out, mc_array *const *in, int n, const void *params
         ((T *)ob)[w.off[3] + j] = cb[w.off[0] + j * sc] ? ((const T *)xb)[w.off[1] + j * sx]            \
                                                         : ((const T *)yb)[w.off[2] + j * sy];
 
-int mc_select_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int select_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     (void)params;
@@ -73,3 +73,10 @@ int mc_select_eval(mc_array *out, mc_array *const *in, int n, const void *params
     }
     return 0;
 }
+
+const mc_prim_info mc_prim_select = {
+    .name = "Select",
+    .arity = 3,
+    .infer = select_infer,
+    .eval = select_eval,
+};

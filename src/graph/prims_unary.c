@@ -3,7 +3,8 @@
  * node so autodiff can see where gradients stop). */
 #include <string.h>
 
-#include "graph/prims.h"
+#include "graph/elementwise.h"
+#include "graph/prims_unary.h"
 #include "runtime/error.h"
 
 /* MLX's primitive names where MLX has a primitive; the tests of the float
@@ -52,7 +53,7 @@ static const char *const unary_names[MC_U_COUNT] = {
     [MC_U_IMAG] = "Imag",
 };
 
-const char *mc_unary_name(const void *params)
+static const char *unary_name(const void *params)
 {
     mc_unary_op op = ((const mc_unary_params *)params)->op;
     return (unsigned)op < MC_U_COUNT ? unary_names[op] : "Unary";
@@ -85,7 +86,7 @@ static void copy_shape(mc_meta *out, const mc_array *a)
         memcpy(out->shape, a->shape, sizeof(int) * (size_t)a->ndim);
 }
 
-int mc_unary_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int unary_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     mc_unary_op op = ((const mc_unary_params *)params)->op;
@@ -99,14 +100,14 @@ int mc_unary_infer(mc_meta *out, mc_array *const *in, int n, const void *params,
     return 0;
 }
 
-int mc_unary_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int unary_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     mc_unary_op op = ((const mc_unary_params *)params)->op;
     return mc_run_unary(out, in[0], mc_kernels()->unary[op][in[0]->dtype], unary_names[op]);
 }
 
-int mc_stop_gradient_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int stop_gradient_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     (void)params;
@@ -116,7 +117,7 @@ int mc_stop_gradient_infer(mc_meta *out, mc_array *const *in, int n, const void 
     return 0;
 }
 
-int mc_stop_gradient_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int stop_gradient_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     (void)params;
@@ -124,3 +125,18 @@ int mc_stop_gradient_eval(mc_array *out, mc_array *const *in, int n, const void 
     mc_array_set_view(out, in[0], in[0]->data, in[0]->strides);
     return 0;
 }
+
+const mc_prim_info mc_prim_unary = {
+    .name = "Unary",
+    .arity = 1,
+    .infer = unary_infer,
+    .eval = unary_eval,
+    .name_of = unary_name,
+};
+
+const mc_prim_info mc_prim_stop_gradient = {
+    .name = "StopGradient",
+    .arity = 1,
+    .infer = stop_gradient_infer,
+    .eval = stop_gradient_eval,
+};

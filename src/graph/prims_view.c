@@ -1,9 +1,14 @@
-/* Owns the view primitives Reshape, Transpose and Broadcast: their outputs
- * share the input's buffer with new shape and strides, copying only when a
- * reshape cannot be expressed as strides of the input. */
+/* Owns the shape views: Reshape, Transpose, Broadcast, ExpandDims,
+ * Squeeze, Flatten and Unflatten. Their outputs share the input's buffer
+ * with new shape and strides, copying only when a reshape (or a flatten)
+ * cannot be expressed as strides of the input. Every infer recomputes the
+ * shape from the input's, so a shapeless compiled tape replays them on new
+ * shapes. */
+#include <limits.h>
 #include <string.h>
 
-#include "graph/prims.h"
+#include "graph/elementwise.h"
+#include "graph/prims_view.h"
 #include "runtime/error.h"
 
 static void copy_meta_shape(mc_meta *out, mlx_dtype dtype, const mc_dims_params *p)
@@ -13,14 +18,8 @@ static void copy_meta_shape(mc_meta *out, mlx_dtype dtype, const mc_dims_params 
     memcpy(out->shape, p->dims, sizeof(int) * (size_t)p->ndim);
 }
 
-void mc_dims_print(FILE *f, const void *params)
-{
-    const mc_dims_params *p = params;
-    char s[512];
-    fputs(mc_shape_str(s, sizeof s, p->ndim, p->dims), f);
-}
 
-int mc_reshape_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int reshape_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     const mc_dims_params *p = params;
@@ -34,7 +33,7 @@ int mc_reshape_infer(mc_meta *out, mc_array *const *in, int n, const void *param
     return 0;
 }
 
-int mc_reshape_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int reshape_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     (void)params;
@@ -57,7 +56,7 @@ int mc_reshape_eval(mc_array *out, mc_array *const *in, int n, const void *param
     return 0;
 }
 
-int mc_transpose_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int transpose_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     (void)fn;
@@ -69,7 +68,7 @@ int mc_transpose_infer(mc_meta *out, mc_array *const *in, int n, const void *par
     return 0;
 }
 
-int mc_transpose_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int transpose_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     const mc_dims_params *p = params;
@@ -80,7 +79,7 @@ int mc_transpose_eval(mc_array *out, mc_array *const *in, int n, const void *par
     return 0;
 }
 
-int mc_broadcast_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int broadcast_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     const mc_dims_params *p = params;
@@ -98,7 +97,7 @@ int mc_broadcast_infer(mc_meta *out, mc_array *const *in, int n, const void *par
     return 0;
 }
 
-int mc_broadcast_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int broadcast_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     (void)params;
@@ -107,3 +106,208 @@ int mc_broadcast_eval(mc_array *out, mc_array *const *in, int n, const void *par
     mc_array_set_view(out, in[0], in[0]->data, strides);
     return 0;
 }
+
+/* ---- ExpandDims / Squeeze ---- */
+
+static int expand_dims_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    const mc_axes_params *p = params;
+    const mc_array *x = in[0];
+    int nd = x->ndim + p->n;
+    if (nd > MC_MAX_NDIM)
+        return mc_error("[%s] The result would have %d dimensions; at most %d are supported.", fn, nd,
+                        MC_MAX_NDIM);
+    out->dtype = x->dtype;
+    out->ndim = nd;
+    for (int i = 0, j = 0, k = 0; i < nd; i++) {
+        if (j < p->n && p->axes[j] == i) {
+            out->shape[i] = 1;
+            j++;
+        } else {
+            out->shape[i] = x->shape[k++];
+        }
+    }
+    return 0;
+}
+
+static int expand_dims_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    const mc_axes_params *p = params;
+    const mc_array *x = in[0];
+    int64_t strides[MC_MAX_NDIM];
+    /* an inserted axis has one element: its stride is never used to step,
+     * 1 is what MLX reports for it */
+    for (int i = 0, j = 0, k = 0; i < out->ndim; i++) {
+        if (j < p->n && p->axes[j] == i) {
+            strides[i] = 1;
+            j++;
+        } else {
+            strides[i] = x->strides[k++];
+        }
+    }
+    mc_array_set_view(out, in[0], x->data, strides);
+    return 0;
+}
+
+static int squeeze_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    const mc_axes_params *p = params;
+    const mc_array *x = in[0];
+    out->dtype = x->dtype;
+    out->ndim = 0;
+    for (int i = 0, j = 0; i < x->ndim; i++) {
+        if (j < p->n && p->axes[j] == i) {
+            if (x->shape[i] != 1)
+                return mc_error("[%s] Cannot squeeze axis %d with size %d which is not equal to 1.", fn, i,
+                                x->shape[i]);
+            j++;
+        } else {
+            out->shape[out->ndim++] = x->shape[i];
+        }
+    }
+    if (p->n && p->axes[p->n - 1] >= x->ndim)
+        return mc_error("[%s] Axis %d is out of bounds for array with %d dimensions.", fn, p->axes[p->n - 1],
+                        x->ndim);
+    return 0;
+}
+
+static int squeeze_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    const mc_axes_params *p = params;
+    const mc_array *x = in[0];
+    int64_t strides[MC_MAX_NDIM];
+    int k = 0;
+    for (int i = 0, j = 0; i < x->ndim; i++) {
+        if (j < p->n && p->axes[j] == i)
+            j++;
+        else
+            strides[k++] = x->strides[i];
+    }
+    mc_array_set_view(out, in[0], x->data, strides);
+    return 0;
+}
+
+/* ---- Flatten / Unflatten ---- */
+
+static int flatten_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    const mc_flatten_params *p = params;
+    const mc_array *x = in[0];
+    if (p->start < 0 || p->end >= x->ndim || p->start > p->end)
+        return mc_error("[%s] Cannot flatten axes %d to %d of an array with %d dimensions.", fn, p->start,
+                        p->end, x->ndim);
+    /* a zero dimension anywhere makes the product 0 even if others overflow */
+    int64_t flat = 1;
+    bool zero = false, big = false;
+    for (int i = p->start; i <= p->end; i++) {
+        zero |= x->shape[i] == 0;
+        if (!big && x->shape[i])
+            big = __builtin_mul_overflow(flat, (int64_t)x->shape[i], &flat) || flat > INT_MAX;
+    }
+    if (zero)
+        flat = 0;
+    else if (big)
+        return mc_error("[%s] The flattened size of axes %d to %d does not fit a dimension.", fn, p->start,
+                        p->end);
+    out->dtype = x->dtype;
+    out->ndim = 0;
+    for (int i = 0; i < x->ndim; i++) {
+        if (i == p->start) {
+            out->shape[out->ndim++] = (int)flat;
+            i = p->end;
+        } else {
+            out->shape[out->ndim++] = x->shape[i];
+        }
+    }
+    return 0;
+}
+
+static int unflatten_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    const mc_unflatten_params *p = params;
+    const mc_array *x = in[0];
+    if (p->axis < 0 || p->axis >= x->ndim)
+        return mc_error("[%s] Invalid axis %d for array with %d dimensions.", fn, p->axis, x->ndim);
+    int nd = x->ndim - 1 + p->n;
+    if (nd > MC_MAX_NDIM)
+        return mc_error("[%s] The result would have %d dimensions; at most %d are supported.", fn, nd,
+                        MC_MAX_NDIM);
+    size_t size;
+    if (!mc_shape_size(p->n, p->shape, &size) || size != (size_t)x->shape[p->axis]) {
+        char s[512];
+        return mc_error("[%s] Cannot unflatten axis %d with size %d into shape %s.", fn, p->axis,
+                        x->shape[p->axis], mc_shape_str(s, sizeof s, p->n, p->shape));
+    }
+    out->dtype = x->dtype;
+    out->ndim = 0;
+    for (int i = 0; i < x->ndim; i++) {
+        if (i == p->axis) {
+            for (int j = 0; j < p->n; j++)
+                out->shape[out->ndim++] = p->shape[j];
+        } else {
+            out->shape[out->ndim++] = x->shape[i];
+        }
+    }
+    return 0;
+}
+
+static int reshape_like_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    /* Reshape's evaluation depends only on the input and the output's shape */
+    return reshape_eval(out, in, n, params);
+}
+
+const mc_prim_info mc_prim_reshape = {
+    .name = "Reshape",
+    .arity = 1,
+    .infer = reshape_infer,
+    .eval = reshape_eval,
+};
+
+const mc_prim_info mc_prim_transpose = {
+    .name = "Transpose",
+    .arity = 1,
+    .infer = transpose_infer,
+    .eval = transpose_eval,
+};
+
+const mc_prim_info mc_prim_broadcast = {
+    .name = "Broadcast",
+    .arity = 1,
+    .infer = broadcast_infer,
+    .eval = broadcast_eval,
+};
+
+const mc_prim_info mc_prim_expand_dims = {
+    .name = "ExpandDims",
+    .arity = 1,
+    .infer = expand_dims_infer,
+    .eval = expand_dims_eval,
+};
+
+const mc_prim_info mc_prim_squeeze = {
+    .name = "Squeeze",
+    .arity = 1,
+    .infer = squeeze_infer,
+    .eval = squeeze_eval,
+};
+
+const mc_prim_info mc_prim_flatten = {
+    .name = "Flatten",
+    .arity = 1,
+    .infer = flatten_infer,
+    .eval = reshape_like_eval,
+};
+
+const mc_prim_info mc_prim_unflatten = {
+    .name = "Unflatten",
+    .arity = 1,
+    .infer = unflatten_infer,
+    .eval = reshape_like_eval,
+};

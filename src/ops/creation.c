@@ -4,6 +4,10 @@
 #include <limits.h>
 #include <string.h>
 
+#include "graph/elementwise.h"
+#include "graph/prims_binary.h"
+#include "graph/prims_copy.h"
+#include "graph/prims_create.h"
 #include "ops/op_util.h"
 #include "runtime/error.h"
 

@@ -1,5 +1,7 @@
 /* Owns the building blocks of the elementwise ops (ew.h): the scope of
  * intermediates and the node constructors every elementwise op uses. */
+#include "graph/prims_binary.h"
+#include "graph/prims_unary.h"
 #include "ops/ew.h"
 
 #include "runtime/error.h"

@@ -4,6 +4,10 @@
 #include <limits.h>
 #include <string.h>
 
+#include "graph/prims_binary.h"
+#include "graph/prims_create.h"
+#include "graph/prims_index.h"
+#include "graph/prims_slice.h"
 #include "ops/shape_internal.h"
 #include "runtime/error.h"
 

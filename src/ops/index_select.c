@@ -1,6 +1,8 @@
 /* Owns where, clip and number_of_elements. */
 #include <string.h>
 
+#include "graph/elementwise.h"
+#include "graph/prims_index.h"
 #include "ops/shape_internal.h"
 #include "runtime/error.h"
 

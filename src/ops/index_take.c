@@ -2,6 +2,7 @@
  * GatherAxis node each (take of the flattened array for plain take). */
 #include <string.h>
 
+#include "graph/prims_index.h"
 #include "ops/shape_internal.h"
 #include "runtime/error.h"
 

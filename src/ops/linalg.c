@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "graph/prims_matmul.h"
+#include "graph/prims_view.h"
 #include "ops/op_util.h"
 #include "runtime/error.h"
 

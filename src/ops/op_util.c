@@ -1,4 +1,7 @@
 /* Owns the helpers every op constructor shares. */
+#include "graph/prims_binary.h"
+#include "graph/prims_copy.h"
+#include "graph/prims_view.h"
 #include "ops/op_util.h"
 
 #include <string.h>

@@ -4,7 +4,8 @@
 #ifndef MC_OPS_OP_UTIL_H
 #define MC_OPS_OP_UTIL_H
 
-#include "graph/prims.h"
+#include "graph/primitive.h"
+#include "simd/simd.h"
 #include "mlx/c/mlx.h"
 
 /* The descriptor behind a handle argument, or NULL with an error naming

@@ -8,6 +8,7 @@
  * magnitude of the deviations. */
 #include <string.h>
 
+#include "graph/prims_reduce.h"
 #include "ops/ew.h"
 #include "ops/reduce_internal.h"
 #include "runtime/error.h"

@@ -8,6 +8,7 @@
  * max, exp, sum and log (max orders complex values lexicographically). */
 #include <string.h>
 
+#include "graph/prims_reduce.h"
 #include "ops/ew.h"
 #include "ops/reduce_internal.h"
 #include "runtime/error.h"

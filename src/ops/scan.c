@@ -6,6 +6,7 @@
  * input's dtype. */
 #include <string.h>
 
+#include "graph/prims_scan.h"
 #include "ops/op_util.h"
 #include "runtime/error.h"
 #include "simd/reduce.h"

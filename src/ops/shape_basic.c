@@ -1,6 +1,7 @@
 /* Owns astype and the basic view ops: reshape, transpose, broadcast_to. */
 #include <string.h>
 
+#include "graph/prims_view.h"
 #include "ops/op_util.h"
 #include "runtime/error.h"
 

@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "graph/elementwise.h"
+#include "graph/prims_index.h"
 #include "api/vector_impl.h"
 #include "ops/shape_internal.h"
 #include "runtime/alloc.h"

@@ -3,6 +3,8 @@
 #include <limits.h>
 #include <string.h>
 
+#include "graph/prims_index.h"
+#include "graph/prims_slice.h"
 #include "ops/shape_internal.h"
 #include "runtime/error.h"
 

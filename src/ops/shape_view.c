@@ -4,6 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/prims_copy.h"
+#include "graph/prims_slice.h"
+#include "graph/prims_view.h"
 #include "ops/shape_internal.h"
 #include "runtime/error.h"
 

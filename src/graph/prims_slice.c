@@ -1,170 +1,14 @@
-/* Owns the view primitives of the shape ops: ExpandDims, Squeeze, Flatten,
- * Unflatten, Slice, AsStrided, Diagonal and Contiguous. Each output shares
- * its input's buffer with new shape, strides and start; only Flatten and
- * Unflatten of a non-row-contiguous input, and Contiguous of a scattered
- * one, copy. Every infer recomputes the shape from the input's, so a
- * shapeless compiled tape replays them on new shapes. */
+/* Owns the strided views: Slice, AsStrided, Diagonal and Contiguous. Each
+ * output shares its input's buffer with new shape, strides and start; only
+ * Contiguous of a scattered input copies. Every infer recomputes the shape
+ * from the input's, so a shapeless compiled tape replays them on new
+ * shapes. */
 #include <limits.h>
 #include <string.h>
 
-#include "graph/prims.h"
+#include "graph/elementwise.h"
+#include "graph/prims_slice.h"
 #include "runtime/error.h"
-
-/* ---- ExpandDims / Squeeze ---- */
-
-int mc_expand_dims_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
-{
-    (void)n;
-    const mc_axes_params *p = params;
-    const mc_array *x = in[0];
-    int nd = x->ndim + p->n;
-    if (nd > MC_MAX_NDIM)
-        return mc_error("[%s] The result would have %d dimensions; at most %d are supported.", fn, nd,
-                        MC_MAX_NDIM);
-    out->dtype = x->dtype;
-    out->ndim = nd;
-    for (int i = 0, j = 0, k = 0; i < nd; i++) {
-        if (j < p->n && p->axes[j] == i) {
-            out->shape[i] = 1;
-            j++;
-        } else {
-            out->shape[i] = x->shape[k++];
-        }
-    }
-    return 0;
-}
-
-int mc_expand_dims_eval(mc_array *out, mc_array *const *in, int n, const void *params)
-{
-    (void)n;
-    const mc_axes_params *p = params;
-    const mc_array *x = in[0];
-    int64_t strides[MC_MAX_NDIM];
-    /* an inserted axis has one element: its stride is never used to step,
-     * 1 is what MLX reports for it */
-    for (int i = 0, j = 0, k = 0; i < out->ndim; i++) {
-        if (j < p->n && p->axes[j] == i) {
-            strides[i] = 1;
-            j++;
-        } else {
-            strides[i] = x->strides[k++];
-        }
-    }
-    mc_array_set_view(out, in[0], x->data, strides);
-    return 0;
-}
-
-int mc_squeeze_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
-{
-    (void)n;
-    const mc_axes_params *p = params;
-    const mc_array *x = in[0];
-    out->dtype = x->dtype;
-    out->ndim = 0;
-    for (int i = 0, j = 0; i < x->ndim; i++) {
-        if (j < p->n && p->axes[j] == i) {
-            if (x->shape[i] != 1)
-                return mc_error("[%s] Cannot squeeze axis %d with size %d which is not equal to 1.", fn, i,
-                                x->shape[i]);
-            j++;
-        } else {
-            out->shape[out->ndim++] = x->shape[i];
-        }
-    }
-    if (p->n && p->axes[p->n - 1] >= x->ndim)
-        return mc_error("[%s] Axis %d is out of bounds for array with %d dimensions.", fn, p->axes[p->n - 1],
-                        x->ndim);
-    return 0;
-}
-
-int mc_squeeze_eval(mc_array *out, mc_array *const *in, int n, const void *params)
-{
-    (void)n;
-    const mc_axes_params *p = params;
-    const mc_array *x = in[0];
-    int64_t strides[MC_MAX_NDIM];
-    int k = 0;
-    for (int i = 0, j = 0; i < x->ndim; i++) {
-        if (j < p->n && p->axes[j] == i)
-            j++;
-        else
-            strides[k++] = x->strides[i];
-    }
-    mc_array_set_view(out, in[0], x->data, strides);
-    return 0;
-}
-
-/* ---- Flatten / Unflatten ---- */
-
-int mc_flatten_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
-{
-    (void)n;
-    const mc_flatten_params *p = params;
-    const mc_array *x = in[0];
-    if (p->start < 0 || p->end >= x->ndim || p->start > p->end)
-        return mc_error("[%s] Cannot flatten axes %d to %d of an array with %d dimensions.", fn, p->start,
-                        p->end, x->ndim);
-    /* a zero dimension anywhere makes the product 0 even if others overflow */
-    int64_t flat = 1;
-    bool zero = false, big = false;
-    for (int i = p->start; i <= p->end; i++) {
-        zero |= x->shape[i] == 0;
-        if (!big && x->shape[i])
-            big = __builtin_mul_overflow(flat, (int64_t)x->shape[i], &flat) || flat > INT_MAX;
-    }
-    if (zero)
-        flat = 0;
-    else if (big)
-        return mc_error("[%s] The flattened size of axes %d to %d does not fit a dimension.", fn, p->start,
-                        p->end);
-    out->dtype = x->dtype;
-    out->ndim = 0;
-    for (int i = 0; i < x->ndim; i++) {
-        if (i == p->start) {
-            out->shape[out->ndim++] = (int)flat;
-            i = p->end;
-        } else {
-            out->shape[out->ndim++] = x->shape[i];
-        }
-    }
-    return 0;
-}
-
-int mc_unflatten_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
-{
-    (void)n;
-    const mc_unflatten_params *p = params;
-    const mc_array *x = in[0];
-    if (p->axis < 0 || p->axis >= x->ndim)
-        return mc_error("[%s] Invalid axis %d for array with %d dimensions.", fn, p->axis, x->ndim);
-    int nd = x->ndim - 1 + p->n;
-    if (nd > MC_MAX_NDIM)
-        return mc_error("[%s] The result would have %d dimensions; at most %d are supported.", fn, nd,
-                        MC_MAX_NDIM);
-    size_t size;
-    if (!mc_shape_size(p->n, p->shape, &size) || size != (size_t)x->shape[p->axis]) {
-        char s[512];
-        return mc_error("[%s] Cannot unflatten axis %d with size %d into shape %s.", fn, p->axis,
-                        x->shape[p->axis], mc_shape_str(s, sizeof s, p->n, p->shape));
-    }
-    out->dtype = x->dtype;
-    out->ndim = 0;
-    for (int i = 0; i < x->ndim; i++) {
-        if (i == p->axis) {
-            for (int j = 0; j < p->n; j++)
-                out->shape[out->ndim++] = p->shape[j];
-        } else {
-            out->shape[out->ndim++] = x->shape[i];
-        }
-    }
-    return 0;
-}
-
-int mc_reshape_like_eval(mc_array *out, mc_array *const *in, int n, const void *params)
-{
-    /* Reshape's evaluation depends only on the input and the output's shape */
-    return mc_reshape_eval(out, in, n, params);
-}
 
 /* ---- Slice ---- */
 
@@ -205,7 +49,7 @@ int mc_slice_normalize(int ndim, const int *shape, const mc_slice_params *p, int
     return 0;
 }
 
-int mc_slice_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int slice_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     bool neg;
@@ -218,7 +62,7 @@ int mc_slice_infer(mc_meta *out, mc_array *const *in, int n, const void *params,
     return 0;
 }
 
-int mc_slice_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int slice_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     const mc_slice_params *p = params;
@@ -243,7 +87,7 @@ int mc_slice_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 
 /* ---- AsStrided ---- */
 
-int mc_as_strided_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int as_strided_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     const mc_as_strided_params *p = params;
@@ -273,7 +117,7 @@ int mc_as_strided_infer(mc_meta *out, mc_array *const *in, int n, const void *pa
     return 0;
 }
 
-int mc_as_strided_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int as_strided_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     const mc_as_strided_params *p = params;
@@ -300,7 +144,7 @@ static int diag_len(const mc_array *x, const mc_diagonal_params *p)
     return m > 0 ? (int)m : 0;
 }
 
-int mc_diagonal_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int diagonal_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     const mc_diagonal_params *p = params;
@@ -318,7 +162,7 @@ int mc_diagonal_infer(mc_meta *out, mc_array *const *in, int n, const void *para
     return 0;
 }
 
-int mc_diagonal_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int diagonal_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     const mc_diagonal_params *p = params;
@@ -341,7 +185,7 @@ int mc_diagonal_eval(mc_array *out, mc_array *const *in, int n, const void *para
 
 /* ---- Contiguous ---- */
 
-int mc_contiguous_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int contiguous_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     (void)n;
     (void)params;
@@ -353,7 +197,7 @@ int mc_contiguous_infer(mc_meta *out, mc_array *const *in, int n, const void *pa
     return 0;
 }
 
-int mc_contiguous_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int contiguous_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
     const mc_contiguous_params *p = params;
@@ -368,3 +212,31 @@ int mc_contiguous_eval(mc_array *out, mc_array *const *in, int n, const void *pa
     }
     return mc_run_unary(out, x, mc_kernels()->convert[x->dtype][x->dtype], "contiguous");
 }
+
+const mc_prim_info mc_prim_slice = {
+    .name = "Slice",
+    .arity = 1,
+    .infer = slice_infer,
+    .eval = slice_eval,
+};
+
+const mc_prim_info mc_prim_as_strided = {
+    .name = "AsStrided",
+    .arity = 1,
+    .infer = as_strided_infer,
+    .eval = as_strided_eval,
+};
+
+const mc_prim_info mc_prim_diagonal = {
+    .name = "Diagonal",
+    .arity = 1,
+    .infer = diagonal_infer,
+    .eval = diagonal_eval,
+};
+
+const mc_prim_info mc_prim_contiguous = {
+    .name = "Contiguous",
+    .arity = 1,
+    .infer = contiguous_infer,
+    .eval = contiguous_eval,
+};

@@ -1,15 +1,18 @@
 /* Owns the Compiled primitive (MC_PRIM_FUSED): a chain of elementwise
- * unary, binary and astype steps that compile's fuse pass (fuse.c) folded
- * into one node, run by a tiled interpreter. The output is walked in rows
- * of its last (collapsed) dimension, cut into tiles of TILE elements; for
- * each tile every step runs its SIMD kernel on small buffers, so the
- * intermediates never leave the cache and no intermediate array is
- * allocated. Operands that are contiguous along the row are read in place;
+ * unary, binary and astype steps that compile's fuse pass
+ * (src/compile/fuse.c) folded into one node, run by a tiled interpreter.
+ * The output is walked in rows of its last (collapsed) dimension, cut
+ * into tiles of TILE elements; for each tile every step runs its SIMD
+ * kernel on small buffers, so the intermediates never leave the cache and
+ * no intermediate array is allocated. Operands that are contiguous along the row are read in place;
  * operands constant along the row (broadcast) use the kernels' scalar
  * classes; other strides are gathered into a buffer first. */
 #include <string.h>
 
-#include "graph/prims.h"
+#include "graph/elementwise.h"
+#include "graph/prims_binary.h"
+#include "graph/prims_fused.h"
+#include "graph/prims_unary.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
@@ -25,7 +28,7 @@ size_t mc_fused_params_size(int n_ops)
     return offsetof(mc_fused_params, ops) + (size_t)n_ops * sizeof(mc_fused_op);
 }
 
-const char *mc_fused_name(const void *params)
+static const char *fused_name(const void *params)
 {
     (void)params;
     return "Compiled";
@@ -37,7 +40,7 @@ static mlx_dtype operand_dtype(const mc_fused_params *p, mc_array *const *in, in
     return k < p->n_in ? in[k]->dtype : (mlx_dtype)p->ops[k - p->n_in].dtype;
 }
 
-int mc_fused_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+static int fused_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
     const mc_fused_params *p = params;
     if (p->n_in != n || p->n_ops < 1 || p->n_ops > MC_FUSED_MAX_OPS || n > MC_FUSED_MAX_INPUTS)
@@ -221,7 +224,7 @@ static void collapse(fused_job *j, int ndim, const int *shape, int64_t (*in_stri
     j->ndim = nd;
 }
 
-int mc_fused_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+static int fused_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     static const char fn[] = "Compiled";
     const mc_fused_params *p = params;
@@ -275,3 +278,11 @@ int mc_fused_eval(mc_array *out, mc_array *const *in, int n, const void *params)
     mc_xfree(j);
     return 0;
 }
+
+const mc_prim_info mc_prim_fused = {
+    .name = "Compiled",
+    .arity = MC_ARITY_ANY,
+    .infer = fused_infer,
+    .eval = fused_eval,
+    .name_of = fused_name,
+};

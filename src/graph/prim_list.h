@@ -1,0 +1,56 @@
+/* The list of primitives: one row per primitive, in id order. A row names
+ * the id and the descriptor (mc_prim_info) that the primitive's family file
+ * defines beside its rules. primitive.h turns the list into the id enum and
+ * the descriptors' declarations, primitives.c into the table, so a row can
+ * neither be missing from one of them nor sit out of order.
+ *
+ * Adding a primitive: one row here, and its descriptor and rules in its
+ * family file (docs/architecture.md has a worked example). */
+#ifndef MC_GRAPH_PRIM_LIST_H
+#define MC_GRAPH_PRIM_LIST_H
+
+#define MC_PRIM_LIST(X)                                                                            \
+    /* compile: a traced input (prims_placeholder.c) */                                           \
+    X(MC_PRIM_PLACEHOLDER, mc_prim_placeholder)                                                    \
+    /* data movement (prims_copy.c) */                                                             \
+    X(MC_PRIM_ASTYPE, mc_prim_astype)                                                              \
+    X(MC_PRIM_COPY, mc_prim_copy)                                                                  \
+    /* shape views (prims_view.c) */                                                               \
+    X(MC_PRIM_RESHAPE, mc_prim_reshape)                                                            \
+    X(MC_PRIM_TRANSPOSE, mc_prim_transpose)                                                        \
+    X(MC_PRIM_BROADCAST, mc_prim_broadcast)                                                        \
+    X(MC_PRIM_EXPAND_DIMS, mc_prim_expand_dims)                                                    \
+    X(MC_PRIM_SQUEEZE, mc_prim_squeeze)                                                            \
+    X(MC_PRIM_FLATTEN, mc_prim_flatten)                                                            \
+    X(MC_PRIM_UNFLATTEN, mc_prim_unflatten)                                                        \
+    /* strided views (prims_slice.c) */                                                            \
+    X(MC_PRIM_SLICE, mc_prim_slice)                                                                \
+    X(MC_PRIM_AS_STRIDED, mc_prim_as_strided)                                                      \
+    X(MC_PRIM_DIAGONAL, mc_prim_diagonal)                                                          \
+    X(MC_PRIM_CONTIGUOUS, mc_prim_contiguous)                                                      \
+    /* creation (prims_create.c) */                                                                \
+    X(MC_PRIM_ARANGE, mc_prim_arange)                                                              \
+    /* elementwise: one primitive per family, the function in the params */                        \
+    X(MC_PRIM_UNARY, mc_prim_unary)                     /* prims_unary.c */                        \
+    X(MC_PRIM_STOP_GRADIENT, mc_prim_stop_gradient)     /* prims_unary.c */                        \
+    X(MC_PRIM_BINARY, mc_prim_binary)                   /* prims_binary.c */                       \
+    X(MC_PRIM_WHERE, mc_prim_select)                    /* prims_select.c */                       \
+    /* reductions and scans (prims_reduce.c, prims_reduce_fused.c, prims_scan.c) */                \
+    X(MC_PRIM_REDUCE, mc_prim_reduce)                                                              \
+    X(MC_PRIM_ARGREDUCE, mc_prim_argreduce)                                                        \
+    X(MC_PRIM_SCAN, mc_prim_scan)                                                                  \
+    X(MC_PRIM_SOFTMAX, mc_prim_softmax)                                                            \
+    X(MC_PRIM_LOGSUMEXP, mc_prim_logsumexp)                                                        \
+    /* indexing and layout (prims_index.c) */                                                      \
+    X(MC_PRIM_CONCATENATE, mc_prim_concatenate)                                                    \
+    X(MC_PRIM_GATHER_AXIS, mc_prim_gather_axis)                                                    \
+    X(MC_PRIM_SLICE_UPDATE, mc_prim_slice_update)                                                  \
+    X(MC_PRIM_PAD, mc_prim_pad)                                                                    \
+    X(MC_PRIM_NUMBER_OF_ELEMENTS, mc_prim_number_of_elements)                                      \
+    /* linear algebra (prims_matmul.c, BLAS calls in blas.c) */                                    \
+    X(MC_PRIM_MATMUL, mc_prim_matmul)                                                              \
+    X(MC_PRIM_ADDMM, mc_prim_addmm)                                                                \
+    /* a fused elementwise chain built by compile (prims_fused.c) */                               \
+    X(MC_PRIM_FUSED, mc_prim_fused)
+
+#endif
