@@ -8,6 +8,7 @@
  *
  * Expected values were computed with numpy 1.24 by test/shape_cases.py and
  * pasted here as constants (MLX follows numpy for all of these). */
+#include <limits.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -801,6 +802,23 @@ static void test_pad_bad_arguments_fail(void **state)
     TU_FREE(p, zero, y, two, e);
 }
 
+/* Pad's one shape check is its infer's: a padded axis past INT_MAX is
+ * refused in every mode, on a lazy broadcast that never allocates. */
+static void test_pad_past_the_largest_dimension_fails(void **state)
+{
+    (void)state;
+    mlx_array one = mlx_array_new_float(1), zero = mlx_array_new_float(0), big = mlx_array_new(),
+              y = mlx_array_new();
+    OK(mlx_broadcast_to(&big, one, SHAPE(INT_MAX - 2), 1, S));
+    EXPECT_FAIL(y, mlx_pad(&y, big, SHAPE(0), 1, SHAPE(1), 1, SHAPE(2), 1, zero, "constant", S),
+                "[pad] The padded axis 0 would have 2147483648 elements");
+    EXPECT_FAIL(y, mlx_pad(&y, big, SHAPE(0), 1, SHAPE(2), 1, SHAPE(1), 1, zero, "edge", S),
+                "[pad] The padded axis 0 would have 2147483648 elements");
+    OK(mlx_pad(&y, big, SHAPE(0), 1, SHAPE(1), 1, SHAPE(1), 1, zero, "constant", S));
+    assert_true(tu_shape_is(y, 1, SHAPE(INT_MAX)));
+    TU_FREE(one, zero, big, y);
+}
+
 /* ---- tile, repeat, roll ---- */
 
 static void test_tile_repeats_the_whole_array(void **state)
@@ -1346,6 +1364,7 @@ int main(void)
         T(test_pad_constant_casts_the_value),
         T(test_pad_edge_reflect_symmetric_match_numpy),
         T(test_pad_bad_arguments_fail),
+        T(test_pad_past_the_largest_dimension_fails),
         T(test_tile_repeats_the_whole_array),
         T(test_repeat_each_element),
         T(test_roll_flat_and_per_axis),
