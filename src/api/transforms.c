@@ -1,5 +1,6 @@
 /* Owns mlx-c's transforms.h evaluation entry points. */
 #include "api/vector_impl.h"
+#include "mlx/c/transforms.h"
 #include "graph/eval.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"

@@ -20,6 +20,10 @@ typedef float _Complex mlx_complex64_t;
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what these headers declare
+ * is what it exports. */
+#pragma GCC visibility push(default)
+
 /* An array handle. A handle from mlx_array_new() is empty (ctx NULL) until an
  * op or setter writes to it. */
 typedef struct mlx_array_ {
@@ -175,6 +179,8 @@ int _mlx_array_wait(const mlx_array arr);
 int _mlx_array_is_contiguous(bool* res, const mlx_array arr);
 int _mlx_array_is_row_contiguous(bool* res, const mlx_array arr);
 int _mlx_array_is_col_contiguous(bool* res, const mlx_array arr);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,10 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what these headers declare
+ * is what it exports. */
+#pragma GCC visibility push(default)
+
 /* A closure handle; the caller frees every closure a function returns or
  * writes with mlx_closure_free. Copies made by mlx_closure_set share the
  * function and payload. */
@@ -51,6 +55,8 @@ int mlx_closure_apply(
 /* Returns a closure of one array to one array: fun reads its input and
  * writes its result to *res. Applying it to other than one input fails. */
 mlx_closure mlx_closure_new_unary(int (*fun)(mlx_array*, const mlx_array));
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -19,6 +19,10 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what these headers declare
+ * is what it exports. */
+#pragma GCC visibility push(default)
+
 /* How much compile does; the values are mlx-c's. DISABLED runs closures as
  * they are, NO_SIMPLIFY traces without simplifying the graph, NO_FUSE
  * simplifies without fusing, ENABLED does everything. */
@@ -54,6 +58,8 @@ int mlx_enable_compile(void);
 /* Sets the process-wide compile mode; returns 0, or 1 with an error
  * reported for a value that is not a mode. */
 int mlx_set_compile_mode(mlx_compile_mode mode);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

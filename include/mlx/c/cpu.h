@@ -9,6 +9,10 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what these headers declare
+ * is what it exports. */
+#pragma GCC visibility push(default)
+
 /* Returns the last error message reported on the calling thread ("" if none).
  * The string belongs to the library and stays valid until the thread's next
  * failing call. */
@@ -27,6 +31,8 @@ int mlx_cpu_set_num_threads(int n);
 /* Returns the name of the SIMD kernel set in use: "scalar", "avx2",
  * "avx512" or "neon". The string is static. */
 const char *mlx_cpu_isa(void);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

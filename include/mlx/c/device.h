@@ -14,6 +14,10 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what these headers declare
+ * is what it exports. */
+#pragma GCC visibility push(default)
+
 /* A device handle; the caller frees every device a function returns or
  * writes with mlx_device_free. */
 typedef struct mlx_device_ {
@@ -90,6 +94,8 @@ int mlx_device_info_get_size(
 /* Writes every key of info to *keys (replacing what it held); returns 0
  * or 1. */
 int mlx_device_info_get_keys(mlx_vector_string* keys, mlx_device_info info);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,10 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what these headers declare
+ * is what it exports. */
+#pragma GCC visibility push(default)
+
 /* A handler receives the message and the data given with it. */
 typedef void (*mlx_error_handler_func)(const char* msg, void* data);
 
@@ -22,6 +26,8 @@ void mlx_set_error_handler(
 void _mlx_error(const char* file, const int line, const char* fmt, ...);
 
 #define mlx_error(...) _mlx_error(__FILE__, __LINE__, __VA_ARGS__)
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

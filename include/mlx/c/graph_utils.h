@@ -18,6 +18,10 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what these headers declare
+ * is what it exports. */
+#pragma GCC visibility push(default)
+
 /* A node namer: a map from arrays to the names printed for them. Free it
  * with mlx_node_namer_free. */
 typedef struct mlx_node_namer_ {
@@ -53,6 +57,8 @@ int mlx_print_graph(
     FILE* os,
     const mlx_node_namer namer,
     const mlx_vector_array outputs);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

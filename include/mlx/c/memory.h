@@ -17,6 +17,10 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what these headers declare
+ * is what it exports. */
+#pragma GCC visibility push(default)
+
 /* Frees every cached buffer; returns 0. */
 int mlx_clear_cache(void);
 /* Write the bytes held by live arrays, the bytes held in the cache, the
@@ -35,6 +39,8 @@ int mlx_set_memory_limit(size_t* res, size_t limit);
 /* Wired memory is a GPU notion: the limit is only recorded (the previous
  * one is written to *res) and has no effect; returns 0. */
 int mlx_set_wired_limit(size_t* res, size_t limit);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -35,6 +35,10 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what these headers declare
+ * is what it exports. */
+#pragma GCC visibility push(default)
+
 /* ---- Arithmetic and math, elementwise on one array ----------------------- */
 
 /* abs, negative, sign and square keep a's dtype. abs of a complex array is its
@@ -1069,6 +1073,8 @@ int mlx_number_of_elements(
     bool inverted,
     mlx_dtype dtype,
     const mlx_stream s);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

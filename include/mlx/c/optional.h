@@ -12,6 +12,10 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what these headers declare
+ * is what it exports. */
+#pragma GCC visibility push(default)
+
 /* An int that may be absent (value is ignored when has_value is false). */
 typedef struct mlx_optional_int_ {
   int value;
@@ -29,6 +33,8 @@ typedef struct mlx_optional_dtype_ {
   mlx_dtype value;
   bool has_value;
 } mlx_optional_dtype;
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

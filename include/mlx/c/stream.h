@@ -11,6 +11,10 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what these headers declare
+ * is what it exports. */
+#pragma GCC visibility push(default)
+
 /* A stream handle; the caller frees every stream a function returns or
  * writes with mlx_stream_free. Functions that take a stream fail, with an
  * error reported, when given an empty handle. */
@@ -46,6 +50,8 @@ int mlx_set_default_stream(mlx_stream stream);
  * with an error reported, on failure); the caller frees it. */
 mlx_stream mlx_default_cpu_stream_new(void);
 mlx_stream mlx_default_gpu_stream_new(void);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,10 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what these headers declare
+ * is what it exports. */
+#pragma GCC visibility push(default)
+
 /* A string handle. The ctx is owned by the handle; free it with mlx_string_free. */
 typedef struct mlx_string_ {
   void* ctx;
@@ -21,6 +25,8 @@ int mlx_string_set(mlx_string* str, const mlx_string src);
 const char* mlx_string_data(mlx_string str);
 /* Frees the string; returns 0. Freeing an empty handle is allowed. */
 int mlx_string_free(mlx_string str);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -18,6 +18,10 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what these headers declare
+ * is what it exports. */
+#pragma GCC visibility push(default)
+
 /* Starts evaluating every array of outputs and returns without waiting;
  * reading an array (item, data, tostring, eval) waits for it. Returns 0,
  * or 1 with an error reported. */
@@ -26,6 +30,8 @@ int mlx_async_eval(const mlx_vector_array outputs);
  * returns when all are computed. Returns 0, or 1 with an error reported
  * (the arrays then stay unevaluated). */
 int mlx_eval(const mlx_vector_array outputs);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -14,6 +14,10 @@
 extern "C" {
 #endif
 
+/* The library is built with hidden visibility: what these headers declare
+ * is what it exports. */
+#pragma GCC visibility push(default)
+
 /* The four vector types share one set of functions:
  *   _new            returns a new vector with no items;
  *   _new_data       returns a vector holding the first size items of data;
@@ -131,6 +135,8 @@ int mlx_vector_string_append_data(
 int mlx_vector_string_append_value(mlx_vector_string vec, const char* val);
 size_t mlx_vector_string_size(mlx_vector_string vec);
 int mlx_vector_string_get(char** res, const mlx_vector_string vec, size_t idx);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }
