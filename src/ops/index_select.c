@@ -11,9 +11,9 @@ mc_array *mc_sh_where(mc_array *cond, mc_array *x, mc_array *y, const char *fn)
     /* MLX: the condition as bool, the branches in their promoted dtype;
      * the Select node broadcasts all three */
     mlx_dtype t = mc_promote(x->dtype, y->dtype);
-    mc_array *in[3] = {mc_op_astype(cond, MLX_BOOL, fn), NULL, NULL};
+    mc_array *in[3] = {mc_node_astype(cond, MLX_BOOL, fn), NULL, NULL};
     mc_array *out = NULL;
-    if (!in[0] || !(in[1] = mc_op_astype(x, t, fn)) || !(in[2] = mc_op_astype(y, t, fn)))
+    if (!in[0] || !(in[1] = mc_node_astype(x, t, fn)) || !(in[2] = mc_node_astype(y, t, fn)))
         goto done;
     out = mc_node_new(fn, MC_PRIM_WHERE, in, 3, NULL, 0);
 done:

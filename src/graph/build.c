@@ -1,0 +1,270 @@
+/* Owns the node constructors of build.h: single nodes, and the scope that
+ * holds the nodes of a composition. */
+#include "graph/build.h"
+
+#include <string.h>
+
+#include "graph/prims_binary.h"
+#include "graph/prims_copy.h"
+#include "graph/prims_reduce.h"
+#include "graph/prims_unary.h"
+#include "graph/prims_view.h"
+#include "runtime/error.h"
+
+/* ---- single nodes ---- */
+
+static bool same_shape(const mc_array *a, int ndim, const int *shape)
+{
+    return a->ndim == ndim && (ndim == 0 || !memcmp(a->shape, shape, sizeof(int) * (size_t)ndim));
+}
+
+mc_array *mc_node_astype(mc_array *a, mlx_dtype dtype, const char *fn)
+{
+    if (a->dtype == dtype)
+        return mc_array_retain(a);
+    mc_astype_params p = {dtype};
+    return mc_node_new(fn, MC_PRIM_ASTYPE, &a, 1, &p, sizeof p);
+}
+
+mc_array *mc_node_dims(int prim, mc_array *a, int ndim, const int *dims, const char *fn)
+{
+    mc_dims_params p;
+    memset(&p, 0, sizeof p);
+    p.ndim = ndim;
+    if (ndim)
+        memcpy(p.dims, dims, sizeof(int) * (size_t)ndim);
+    return mc_node_new(fn, prim, &a, 1, &p, mc_dims_params_size(ndim));
+}
+
+mc_array *mc_node_broadcast(mc_array *a, int ndim, const int *shape, const char *fn)
+{
+    if (same_shape(a, ndim, shape))
+        return mc_array_retain(a);
+    return mc_node_dims(MC_PRIM_BROADCAST, a, ndim, shape, fn);
+}
+
+mc_array *mc_node_reshape(mc_array *a, int ndim, const int *shape, const char *fn)
+{
+    if (same_shape(a, ndim, shape))
+        return mc_array_retain(a);
+    size_t size;
+    if (!mc_shape_size(ndim, shape, &size) || size != a->size) {
+        char s[512];
+        mc_error("[%s] Cannot reshape array of size %zu into shape %s.", fn, a->size,
+                 mc_shape_str(s, sizeof s, ndim, shape));
+        return NULL;
+    }
+    return mc_node_dims(MC_PRIM_RESHAPE, a, ndim, shape, fn);
+}
+
+mc_array *mc_node_transpose(mc_array *a, const int *perm, const char *fn)
+{
+    bool identity = true;
+    for (int i = 0; i < a->ndim; i++)
+        identity &= perm[i] == i;
+    if (identity)
+        return mc_array_retain(a);
+    return mc_node_dims(MC_PRIM_TRANSPOSE, a, a->ndim, perm, fn);
+}
+
+static mc_array *axes_node(int prim, mc_array *a, const int *axes, int n, const char *fn)
+{
+    if (n == 0)
+        return mc_array_retain(a);
+    mc_axes_params p;
+    memset(&p, 0, sizeof p);
+    p.n = n;
+    memcpy(p.axes, axes, sizeof(int) * (size_t)n);
+    return mc_node_new(fn, prim, &a, 1, &p, sizeof p);
+}
+
+mc_array *mc_node_expand_dims(mc_array *a, const int *axes, int n, const char *fn)
+{
+    return axes_node(MC_PRIM_EXPAND_DIMS, a, axes, n, fn);
+}
+
+mc_array *mc_node_squeeze(mc_array *a, const int *axes, int n, const char *fn)
+{
+    return axes_node(MC_PRIM_SQUEEZE, a, axes, n, fn);
+}
+
+mc_array *mc_node_reduce(mc_array *a, int kind, int ddof, const int *sorted, int n, const char *fn)
+{
+    mc_reduce_params p;
+    memset(&p, 0, sizeof p);
+    p.kind = kind;
+    p.ddof = ddof;
+    p.n = n;
+    memcpy(p.axes, sorted, sizeof(int) * (size_t)n);
+    return mc_node_new(fn, MC_PRIM_REDUCE, &a, 1, &p, sizeof p);
+}
+
+/* ---- the scope ---- */
+
+void mc_gb_begin(mc_gb *s, const char *fn)
+{
+    s->fn = fn;
+    s->failed = false;
+    s->n = 0;
+}
+
+void mc_gb_end(mc_gb *s)
+{
+    /* newest first: a later node holds references on earlier ones, so this
+     * order frees each at its last release without deep chains */
+    while (s->n > 0)
+        mc_array_release(s->held[--s->n]);
+}
+
+mc_array *mc_gb_finish_ref(mc_gb *s, mc_array *r)
+{
+    if (r && !s->failed)
+        mc_array_retain(r);
+    else
+        r = NULL;
+    mc_gb_end(s);
+    return r;
+}
+
+mc_array *mc_gb_hold(mc_gb *s, mc_array *a)
+{
+    if (!a) {
+        s->failed = true;
+        return NULL;
+    }
+    if (s->n == MC_GB_MAX_HELD) {
+        mc_array_release(a);
+        s->failed = true;
+        mc_error("[%s] Internal: too many intermediate arrays.", s->fn);
+        return NULL;
+    }
+    s->held[s->n++] = a;
+    return a;
+}
+
+mc_array *mc_gb_astype(mc_gb *s, mc_array *a, mlx_dtype dtype)
+{
+    /* a is held by the scope or by the caller, which outlives the scope:
+     * no reference is needed to hand it back */
+    if (s->failed || !a)
+        return NULL;
+    if (a->dtype == dtype)
+        return a;
+    return mc_gb_hold(s, mc_node_astype(a, dtype, s->fn));
+}
+
+mc_array *mc_gb_unary(mc_gb *s, mc_unary_op op, mc_array *a)
+{
+    if (s->failed || !a)
+        return NULL;
+    mc_unary_params p = {op};
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_UNARY, &a, 1, &p, sizeof p));
+}
+
+mc_array *mc_gb_binary(mc_gb *s, mc_binary_op op, mc_array *a, mc_array *b, mlx_dtype dtype)
+{
+    mc_array *in[2] = {mc_gb_astype(s, a, dtype), NULL};
+    in[1] = mc_gb_astype(s, in[0] ? b : NULL, dtype);
+    if (!in[1])
+        return NULL;
+    mc_binary_params p = {op};
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_BINARY, in, 2, &p, sizeof p));
+}
+
+mc_array *mc_gb_promoted(mc_gb *s, mc_binary_op op, mc_array *a, mc_array *b, bool to_float)
+{
+    if (s->failed || !a || !b)
+        return NULL;
+    mlx_dtype t = mc_promote(a->dtype, b->dtype);
+    if (to_float && !mc_dtype_is_inexact(t))
+        t = MLX_FLOAT32;
+    return mc_gb_binary(s, op, a, b, t);
+}
+
+mc_array *mc_gb_op(mc_gb *s, mc_binary_op op, mc_array *a, mc_array *b)
+{
+    return a ? mc_gb_binary(s, op, a, b, a->dtype) : NULL;
+}
+
+mc_array *mc_gb_scalar(mc_gb *s, double v, mlx_dtype dtype)
+{
+    /* converted by the same kernel astype uses, so a constant of a
+     * float16 or bool array rounds exactly as a converted array would */
+    if (s->failed)
+        return NULL;
+    mc_convert_kernel k = mc_kernels()->convert[MLX_FLOAT64][dtype];
+    if (!k) {
+        s->failed = true;
+        mc_error("[%s] Cannot make a %s constant.", s->fn, mc_dtype_name(dtype));
+        return NULL;
+    }
+    unsigned char bytes[16];
+    k(&v, bytes, 1);
+    return mc_gb_hold(s, mc_array_scalar(s->fn, dtype, bytes));
+}
+
+mc_array *mc_gb_full_like(mc_gb *s, double v, mlx_dtype dtype, const mc_array *like)
+{
+    mc_array *c = like ? mc_gb_scalar(s, v, dtype) : NULL;
+    if (!c)
+        return NULL;
+    return mc_gb_hold(s, mc_node_broadcast(c, like->ndim, like->shape, s->fn));
+}
+
+mc_array *mc_gb_zeros_like(mc_gb *s, const mc_array *like)
+{
+    return like ? mc_gb_full_like(s, 0.0, like->dtype, like) : NULL;
+}
+
+mc_array *mc_gb_where(mc_gb *s, mc_array *cond, mc_array *x, mc_array *y)
+{
+    if (s->failed || !cond || !x || !y)
+        return NULL;
+    mc_array *in[3] = {cond, x, y};
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_WHERE, in, 3, NULL, 0));
+}
+
+mc_array *mc_gb_broadcast(mc_gb *s, mc_array *a, int ndim, const int *shape)
+{
+    return s->failed || !a ? NULL : mc_gb_hold(s, mc_node_broadcast(a, ndim, shape, s->fn));
+}
+
+mc_array *mc_gb_reshape(mc_gb *s, mc_array *a, int ndim, const int *shape)
+{
+    return s->failed || !a ? NULL : mc_gb_hold(s, mc_node_reshape(a, ndim, shape, s->fn));
+}
+
+mc_array *mc_gb_transpose(mc_gb *s, mc_array *a, const int *perm)
+{
+    return s->failed || !a ? NULL : mc_gb_hold(s, mc_node_transpose(a, perm, s->fn));
+}
+
+mc_array *mc_gb_squeeze(mc_gb *s, mc_array *a, const int *axes, int n)
+{
+    return s->failed || !a ? NULL : mc_gb_hold(s, mc_node_squeeze(a, axes, n, s->fn));
+}
+
+mc_array *mc_gb_sum(mc_gb *s, mc_array *a, const int *sorted, int n)
+{
+    if (s->failed || !a)
+        return NULL;
+    if (n == 0)
+        return a;
+    return mc_gb_hold(s, mc_node_reduce(a, MC_RK_SUM, 0, sorted, n, s->fn));
+}
+
+mc_array *mc_gb_sum_to_shape(mc_gb *s, mc_array *a, int ndim, const int *shape)
+{
+    if (s->failed || !a)
+        return NULL;
+    if (same_shape(a, ndim, shape))
+        return a;
+    /* a's shape is shape broadcast: `lead` new leading axes, then axes
+     * where shape has 1 and a does not */
+    int lead = a->ndim - ndim, axes[MC_MAX_NDIM], n = 0;
+    for (int d = 0; d < a->ndim; d++)
+        if (d < lead || (shape[d - lead] == 1 && a->shape[d] != 1))
+            axes[n++] = d;
+    mc_array *r = mc_gb_sum(s, a, axes, n);
+    return mc_gb_reshape(s, r, ndim, shape);
+}
