@@ -7,6 +7,7 @@
 #include "graph/prims_binary.h"
 #include "graph/prims_copy.h"
 #include "graph/prims_reduce.h"
+#include "graph/prims_scan.h"
 #include "graph/prims_unary.h"
 #include "graph/prims_view.h"
 #include "runtime/error.h"
@@ -97,6 +98,30 @@ mc_array *mc_node_reduce(mc_array *a, int kind, int ddof, const int *sorted, int
     p.n = n;
     memcpy(p.axes, sorted, sizeof(int) * (size_t)n);
     return mc_node_new(fn, MC_PRIM_REDUCE, &a, 1, &p, sizeof p);
+}
+
+mc_array *mc_node_like(const mc_array *node, mc_array *const *inputs, int n, const char *fn)
+{
+    return mc_node_new(fn, node->prim, inputs, n, node->params, node->params_size);
+}
+
+/* ---- rules shared by primitives ---- */
+
+mc_array *mc_jvp_linear(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    return mc_node_like(node, tans, 1, fn);
+}
+
+int mc_vjp_reshape_back(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                        const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    mc_array *in = node->inputs[0];
+    vjps[0] = mc_node_reshape(cot, in->ndim, in->shape, fn);
+    return vjps[0] ? 0 : 1;
 }
 
 /* ---- the scope ---- */
@@ -229,6 +254,19 @@ mc_array *mc_gb_broadcast(mc_gb *s, mc_array *a, int ndim, const int *shape)
     return s->failed || !a ? NULL : mc_gb_hold(s, mc_node_broadcast(a, ndim, shape, s->fn));
 }
 
+mc_array *mc_gb_broadcast_like(mc_gb *s, mc_array *a, const mc_array *like)
+{
+    return s->failed || !a || !like ? NULL : mc_gb_broadcast(s, a, like->ndim, like->shape);
+}
+
+mc_array *mc_gb_imag_unit(mc_gb *s)
+{
+    if (s->failed)
+        return NULL;
+    const float parts[2] = {0.0f, 1.0f};
+    return mc_gb_hold(s, mc_array_scalar(s->fn, MLX_COMPLEX64, parts));
+}
+
 mc_array *mc_gb_reshape(mc_gb *s, mc_array *a, int ndim, const int *shape)
 {
     return s->failed || !a ? NULL : mc_gb_hold(s, mc_node_reshape(a, ndim, shape, s->fn));
@@ -244,13 +282,31 @@ mc_array *mc_gb_squeeze(mc_gb *s, mc_array *a, const int *axes, int n)
     return s->failed || !a ? NULL : mc_gb_hold(s, mc_node_squeeze(a, axes, n, s->fn));
 }
 
+mc_array *mc_gb_scan(mc_gb *s, mc_array *a, int op, int axis, bool reverse, bool inclusive)
+{
+    if (s->failed || !a)
+        return NULL;
+    mc_scan_params p;
+    memset(&p, 0, sizeof p);
+    p.op = op;
+    p.axis = axis;
+    p.reverse = reverse;
+    p.inclusive = inclusive;
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_SCAN, &a, 1, &p, sizeof p));
+}
+
+mc_array *mc_gb_reduce(mc_gb *s, mc_array *a, int kind, const int *sorted, int n)
+{
+    if (s->failed || !a)
+        return NULL;
+    return mc_gb_hold(s, mc_node_reduce(a, kind, 0, sorted, n, s->fn));
+}
+
 mc_array *mc_gb_sum(mc_gb *s, mc_array *a, const int *sorted, int n)
 {
     if (s->failed || !a)
         return NULL;
-    if (n == 0)
-        return a;
-    return mc_gb_hold(s, mc_node_reduce(a, MC_RK_SUM, 0, sorted, n, s->fn));
+    return n == 0 ? a : mc_gb_reduce(s, a, MC_RK_SUM, sorted, n);
 }
 
 mc_array *mc_gb_sum_to_shape(mc_gb *s, mc_array *a, int ndim, const int *shape)

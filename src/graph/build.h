@@ -41,6 +41,19 @@ mc_array *mc_node_squeeze(mc_array *a, const int *axes, int n, const char *fn);
  * dims kept with size 1. */
 mc_array *mc_node_reduce(mc_array *a, int kind, int ddof, const int *sorted, int n, const char *fn);
 
+/* A node of `node`'s primitive and params on other inputs (n of them). */
+mc_array *mc_node_like(const mc_array *node, mc_array *const *inputs, int n, const char *fn);
+
+/* ---- rules shared by primitives ---- */
+
+/* The jvp of a primitive linear in its one input (views, slices, copies):
+ * the primitive itself applied to the tangent. */
+mc_array *mc_jvp_linear(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn);
+/* The vjp of a primitive that only changes its input's shape (Reshape,
+ * Flatten, Unflatten, ExpandDims, Squeeze): the cotangent reshaped back. */
+int mc_vjp_reshape_back(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                        const char *fn);
+
 /* ---- a scope of nodes ---- */
 
 /* MLX's isclose, the largest composition, builds about 40 nodes. */
@@ -90,7 +103,15 @@ mc_array *mc_gb_where(mc_gb *s, mc_array *cond, mc_array *x, mc_array *y);
 mc_array *mc_gb_broadcast(mc_gb *s, mc_array *a, int ndim, const int *shape);
 mc_array *mc_gb_reshape(mc_gb *s, mc_array *a, int ndim, const int *shape);
 mc_array *mc_gb_transpose(mc_gb *s, mc_array *a, const int *perm);
+/* a broadcast to like's shape (like is not read). */
+mc_array *mc_gb_broadcast_like(mc_gb *s, mc_array *a, const mc_array *like);
+/* The complex64 scalar i (0 + 1i), for rules of complex functions. */
+mc_array *mc_gb_imag_unit(mc_gb *s);
 mc_array *mc_gb_squeeze(mc_gb *s, mc_array *a, const int *axes, int n);
+/* A Scan node (op: mc_scan_op) of a along axis. */
+mc_array *mc_gb_scan(mc_gb *s, mc_array *a, int op, int axis, bool reverse, bool inclusive);
+/* A Reduce node of kind (mc_reduce_kind) over the sorted axes, dims kept. */
+mc_array *mc_gb_reduce(mc_gb *s, mc_array *a, int kind, const int *sorted, int n);
 /* The sum of a over the sorted axes (dims kept, size 1), in a's dtype. */
 mc_array *mc_gb_sum(mc_gb *s, mc_array *a, const int *sorted, int n);
 /* a summed down to shape: the inverse of broadcasting shape to a's shape
