@@ -282,6 +282,26 @@ mc_array *mc_gb_squeeze(mc_gb *s, mc_array *a, const int *axes, int n)
     return s->failed || !a ? NULL : mc_gb_hold(s, mc_node_squeeze(a, axes, n, s->fn));
 }
 
+mc_array *mc_gb_matmul(mc_gb *s, mc_array *a, mc_array *b)
+{
+    if (s->failed || !a || !b)
+        return NULL;
+    mc_array *in[2] = {a, b};
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_MATMUL, in, 2, NULL, 0));
+}
+
+mc_array *mc_gb_swap_last(mc_gb *s, mc_array *a)
+{
+    if (s->failed || !a)
+        return NULL;
+    int perm[MC_MAX_NDIM];
+    for (int i = 0; i < a->ndim; i++)
+        perm[i] = i;
+    perm[a->ndim - 1] = a->ndim - 2;
+    perm[a->ndim - 2] = a->ndim - 1;
+    return mc_gb_transpose(s, a, perm);
+}
+
 mc_array *mc_gb_scan(mc_gb *s, mc_array *a, int op, int axis, bool reverse, bool inclusive)
 {
     if (s->failed || !a)

@@ -108,6 +108,11 @@ mc_array *mc_gb_broadcast_like(mc_gb *s, mc_array *a, const mc_array *like);
 /* The complex64 scalar i (0 + 1i), for rules of complex functions. */
 mc_array *mc_gb_imag_unit(mc_gb *s);
 mc_array *mc_gb_squeeze(mc_gb *s, mc_array *a, const int *axes, int n);
+/* A Matmul node of a and b (one inexact dtype; 1-D operands and batch
+ * broadcasting as the Matmul primitive reads them). */
+mc_array *mc_gb_matmul(mc_gb *s, mc_array *a, mc_array *b);
+/* a with its last two axes swapped (a has at least 2). */
+mc_array *mc_gb_swap_last(mc_gb *s, mc_array *a);
 /* A Scan node (op: mc_scan_op) of a along axis. */
 mc_array *mc_gb_scan(mc_gb *s, mc_array *a, int op, int axis, bool reverse, bool inclusive);
 /* A Reduce node of kind (mc_reduce_kind) over the sorted axes, dims kept. */
