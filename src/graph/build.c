@@ -8,6 +8,7 @@
 #include "graph/prims_copy.h"
 #include "graph/prims_reduce.h"
 #include "graph/prims_scan.h"
+#include "graph/prims_slice.h"
 #include "graph/prims_unary.h"
 #include "graph/prims_view.h"
 #include "runtime/error.h"
@@ -300,6 +301,29 @@ mc_array *mc_gb_swap_last(mc_gb *s, mc_array *a)
     perm[a->ndim - 1] = a->ndim - 2;
     perm[a->ndim - 2] = a->ndim - 1;
     return mc_gb_transpose(s, a, perm);
+}
+
+mc_array *mc_gb_like(mc_gb *s, const mc_array *node, mc_array *const *inputs, int n)
+{
+    for (int i = 0; i < n; i++)
+        if (!inputs[i])
+            s->failed = true;
+    return s->failed ? NULL : mc_gb_hold(s, mc_node_like(node, inputs, n, s->fn));
+}
+
+mc_array *mc_gb_slice(mc_gb *s, mc_array *a, const void *p)
+{
+    if (s->failed || !a)
+        return NULL;
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_SLICE, &a, 1, p, sizeof(mc_slice_params)));
+}
+
+mc_array *mc_gb_slice_update(mc_gb *s, mc_array *src, mc_array *upd, const void *p)
+{
+    if (s->failed || !src || !upd)
+        return NULL;
+    mc_array *in[2] = {src, upd};
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_SLICE_UPDATE, in, 2, p, sizeof(mc_slice_params)));
 }
 
 mc_array *mc_gb_scan(mc_gb *s, mc_array *a, int op, int axis, bool reverse, bool inclusive)

@@ -113,6 +113,12 @@ mc_array *mc_gb_squeeze(mc_gb *s, mc_array *a, const int *axes, int n);
 mc_array *mc_gb_matmul(mc_gb *s, mc_array *a, mc_array *b);
 /* a with its last two axes swapped (a has at least 2). */
 mc_array *mc_gb_swap_last(mc_gb *s, mc_array *a);
+/* A node of node's primitive and params on other inputs, held. */
+mc_array *mc_gb_like(mc_gb *s, const mc_array *node, mc_array *const *inputs, int n);
+/* A Slice node of a with params p (mc_slice_params), and a SliceUpdate
+ * node writing upd into src at p. */
+mc_array *mc_gb_slice(mc_gb *s, mc_array *a, const void *p);
+mc_array *mc_gb_slice_update(mc_gb *s, mc_array *src, mc_array *upd, const void *p);
 /* A Scan node (op: mc_scan_op) of a along axis. */
 mc_array *mc_gb_scan(mc_gb *s, mc_array *a, int op, int axis, bool reverse, bool inclusive);
 /* A Reduce node of kind (mc_reduce_kind) over the sorted axes, dims kept. */

@@ -8,8 +8,10 @@
 
 #include "graph/nd_walk.h"
 #include "graph/elementwise.h"
+#include "graph/build.h"
 #include "graph/prims_index.h"
 #include "graph/prims_slice.h"
+#include "runtime/alloc.h"
 #include "runtime/error.h"
 
 /* Copies the values of the view `in` into dst, laid out with dst_strides
@@ -364,11 +366,192 @@ static int numel_eval(mc_array *out, mc_array *const *in, int n, const void *par
     return 0;
 }
 
+/* ---- derivatives of Concatenate, SliceUpdate, Pad and NumberOfElements
+ * (MLX's rules; GatherAxis's are with its evaluation above) ---- */
+
+/* Releases the k rules' results stored so far; returns 1. */
+static int drop_vjps(mc_array **vjps, int k)
+{
+    while (k > 0)
+        mc_array_release(vjps[--k]);
+    return 1;
+}
+
+/* The rows [from, from + len) of a along axis, as a Slice node. */
+static mc_array *slice_axis(mc_gb *s, mc_array *a, int axis, int from, int len)
+{
+    mc_slice_params p;
+    memset(&p, 0, sizeof p);
+    p.ndim = a->ndim;
+    for (int d = 0; d < a->ndim; d++) {
+        p.start[d] = d == axis ? from : 0;
+        p.stop[d] = d == axis ? from + len : a->shape[d];
+        p.strides[d] = 1;
+    }
+    return mc_gb_slice(s, a, &p);
+}
+
+/* Each input's part of the cotangent, cut along the axis. */
+static int concat_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    int axis = ((const mc_concat_params *)node->params)->axis;
+    int k = 0, from = 0;
+    for (int i = 0; i < node->n_inputs && k < nargs; i++) {
+        int len = node->inputs[i]->shape[axis];
+        if (argnums[k] == i) {
+            mc_gb s;
+            mc_gb_begin(&s, fn);
+            vjps[k] = mc_gb_finish_ref(&s, slice_axis(&s, cot, axis, from, len));
+            if (!vjps[k])
+                return drop_vjps(vjps, k);
+            k++;
+        }
+        from += len;
+    }
+    return 0;
+}
+
+/* The concatenation of the tangents, zeros for inputs that have none. */
+static mc_array *concat_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    int n = node->n_inputs;
+    mc_array **in = mc_xcalloc((size_t)n, sizeof *in);
+    if (!in) {
+        mc_error_oom(fn, (size_t)n * sizeof *in);
+        return NULL;
+    }
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    /* zeros are held one by one outside the scope's bound: many inputs
+     * may lack a tangent */
+    mc_array **zeros = mc_xcalloc((size_t)n, sizeof *zeros);
+    mc_array *r = NULL;
+    if (zeros) {
+        int k = 0;
+        bool ok = true;
+        for (int i = 0; i < n && ok; i++) {
+            if (k < nargs && argnums[k] == i) {
+                in[i] = tans[k++];
+            } else {
+                mc_gb z;
+                mc_gb_begin(&z, fn);
+                zeros[i] = mc_gb_finish_ref(&z, mc_gb_zeros_like(&z, node->inputs[i]));
+                in[i] = zeros[i];
+                ok = zeros[i] != NULL;
+            }
+        }
+        if (ok)
+            r = mc_gb_like(&s, node, in, n);
+        for (int i = n - 1; i >= 0; i--)
+            mc_array_release(zeros[i]);
+        mc_xfree(zeros);
+    } else {
+        mc_error_oom(fn, (size_t)n * sizeof *zeros);
+    }
+    mc_xfree(in);
+    return mc_gb_finish_ref(&s, r);
+}
+
+/* The source's cotangent is the cotangent with zeros where the update
+ * went; the update's is that slice of the cotangent. */
+static int slice_update_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                            const char *fn)
+{
+    for (int k = 0; k < nargs; k++) {
+        mc_gb s;
+        mc_gb_begin(&s, fn);
+        mc_array *g = argnums[k] == 0
+                          ? mc_gb_slice_update(&s, cot, mc_gb_zeros_like(&s, node->inputs[1]), node->params)
+                          : mc_gb_slice(&s, cot, node->params);
+        vjps[k] = mc_gb_finish_ref(&s, g);
+        if (!vjps[k])
+            return drop_vjps(vjps, k);
+    }
+    return 0;
+}
+
+/* The same primitive over the tangents, zeros for an input without one
+ * (SliceUpdate and Pad are linear in both inputs together). */
+static mc_array *pairwise_linear_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs,
+                                     const char *fn)
+{
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *in[2] = {NULL, NULL};
+    for (int k = 0; k < nargs; k++)
+        in[argnums[k]] = tans[k];
+    for (int i = 0; i < 2; i++)
+        if (!in[i])
+            in[i] = mc_gb_zeros_like(&s, node->inputs[i]);
+    return mc_gb_finish_ref(&s, mc_gb_like(&s, node, in, 2));
+}
+
+/* The array's cotangent is the cotangent's interior; the pad value's, the
+ * sum of the rest (MLX differentiates the array only). */
+static int pad_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    const mc_pad_params *p = node->params;
+    mc_slice_params sl;
+    memset(&sl, 0, sizeof sl);
+    sl.ndim = cot->ndim;
+    for (int d = 0; d < cot->ndim; d++) {
+        sl.stop[d] = cot->shape[d];
+        sl.strides[d] = 1;
+    }
+    for (int i = 0; i < p->n; i++) {
+        sl.start[p->axes[i]] = p->low[i];
+        sl.stop[p->axes[i]] -= p->high[i];
+    }
+    for (int k = 0; k < nargs; k++) {
+        mc_gb s;
+        mc_gb_begin(&s, fn);
+        mc_array *inner = mc_gb_slice(&s, cot, &sl), *g;
+        if (argnums[k] == 0) {
+            g = inner;
+        } else {
+            int all[MC_MAX_NDIM];
+            for (int d = 0; d < cot->ndim; d++)
+                all[d] = d;
+            mc_array *rest = mc_gb_op(&s, MC_B_SUBTRACT, mc_gb_sum(&s, cot, all, cot->ndim),
+                                      mc_gb_sum(&s, inner, all, cot->ndim));
+            g = mc_gb_reshape(&s, rest, node->inputs[1]->ndim, node->inputs[1]->shape);
+        }
+        vjps[k] = mc_gb_finish_ref(&s, g);
+        if (!vjps[k])
+            return drop_vjps(vjps, k);
+    }
+    return 0;
+}
+
+/* The count reads only shapes: no derivative. */
+static int numel_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    (void)cot;
+    (void)argnums;
+    (void)nargs;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    vjps[0] = mc_gb_finish_ref(&s, mc_gb_zeros_like(&s, node->inputs[0]));
+    return vjps[0] ? 0 : 1;
+}
+
+static mc_array *numel_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    (void)tans;
+    (void)argnums;
+    (void)nargs;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    return mc_gb_finish_ref(&s, mc_gb_zeros_like(&s, node));
+}
+
 const mc_prim_info mc_prim_concatenate = {
     .name = "Concatenate",
     .arity = MC_ARITY_ANY,
     .infer = concat_infer,
     .eval = concat_eval,
+    .vjp = concat_vjp,
+    .jvp = concat_jvp,
 };
 
 const mc_prim_info mc_prim_gather_axis = {
@@ -384,6 +567,8 @@ const mc_prim_info mc_prim_slice_update = {
     .arity = 2,
     .infer = slice_update_infer,
     .eval = slice_update_eval,
+    .vjp = slice_update_vjp,
+    .jvp = pairwise_linear_jvp,
 };
 
 const mc_prim_info mc_prim_pad = {
@@ -391,6 +576,8 @@ const mc_prim_info mc_prim_pad = {
     .arity = 2,
     .infer = pad_infer,
     .eval = pad_eval,
+    .vjp = pad_vjp,
+    .jvp = pairwise_linear_jvp,
 };
 
 const mc_prim_info mc_prim_number_of_elements = {
@@ -398,4 +585,6 @@ const mc_prim_info mc_prim_number_of_elements = {
     .arity = 1,
     .infer = numel_infer,
     .eval = numel_eval,
+    .vjp = numel_vjp,
+    .jvp = numel_jvp,
 };

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "graph/elementwise.h"
+#include "graph/build.h"
 #include "graph/prims_slice.h"
 #include "runtime/error.h"
 
@@ -213,11 +214,40 @@ static int contiguous_eval(mc_array *out, mc_array *const *in, int n, const void
     return mc_run_unary(out, x, mc_kernels()->convert[x->dtype][x->dtype], "contiguous");
 }
 
+/* ---- derivatives of Slice and Contiguous (linear: jvp is the
+ * primitive on the tangent) ---- */
+
+/* The cotangent written into zeros of the input's shape (MLX: Slice's vjp
+ * is a slice_update of zeros). */
+static int slice_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *zeros = mc_gb_zeros_like(&s, node->inputs[0]);
+    vjps[0] = mc_gb_finish_ref(&s, mc_gb_slice_update(&s, zeros, cot, node->params));
+    return vjps[0] ? 0 : 1;
+}
+
+static int contiguous_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                          const char *fn)
+{
+    (void)node;
+    (void)argnums;
+    (void)nargs;
+    (void)fn;
+    vjps[0] = mc_array_retain(cot);
+    return 0;
+}
+
 const mc_prim_info mc_prim_slice = {
     .name = "Slice",
     .arity = 1,
     .infer = slice_infer,
     .eval = slice_eval,
+    .vjp = slice_vjp,
+    .jvp = mc_jvp_linear,
 };
 
 const mc_prim_info mc_prim_as_strided = {
@@ -239,4 +269,6 @@ const mc_prim_info mc_prim_contiguous = {
     .arity = 1,
     .infer = contiguous_infer,
     .eval = contiguous_eval,
+    .vjp = contiguous_vjp,
+    .jvp = mc_jvp_linear,
 };
