@@ -13,9 +13,9 @@
 
 #include <cmocka.h>
 
-#include "api/closure_impl.h"
-#include "api/stream_impl.h"
-#include "api/vector_impl.h"
+#include "handles/closure.h"
+#include "handles/stream.h"
+#include "handles/vector.h"
 #include "array/array.h"
 #include "mlx/c/mlx.h"
 #include "runtime/alloc.h"
@@ -281,7 +281,7 @@ static void test_vector_internal_helpers_count_references(void **state)
     assert_int_equal(mc_vec_len(v), 4);
 
     /* Assigning the vector its own items (a subrange) is safe. */
-    assert_int_equal(mc_vec_assign("test", &v, &((mc_vec_array *)v.ctx)->items[1], 2), 0);
+    assert_int_equal(mc_vec_assign("test", &v, &mc_vec_arrays(v.ctx)[1], 2), 0);
     assert_int_equal(mc_vec_len(v), 2);
     assert_ptr_equal(mc_vec_at(v, 0), b);
     assert_ptr_equal(mc_vec_at(v, 1), a);
