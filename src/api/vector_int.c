@@ -1,45 +1,27 @@
 /* Owns mlx-c's mlx_vector_int functions (shapes, axes): each checks its
- * handles and arguments and works on the list of ints behind the handle
- * (handles/vector.h). */
+ * handles and calls the list of ints behind them (handles/vector.h). */
 #include "mlx/c/vector.h"
 
 #include "handles/vector.h"
 #include "runtime/error.h"
 
-static const char type_name[] = "mlx_vector_int";
-
-static mc_vec *checked(mlx_vector_int h, const char *fn) { return mc_vec_ctx_checked(h.ctx, fn, type_name); }
-
-static int check_data(const char *fn, const int *data, size_t size)
+static mc_vec *checked(mlx_vector_int h, const char *fn)
 {
-    if (size && !data)
-        return mc_error("[%s] The data pointer is NULL for %zu ints.", fn, size);
-    return 0;
+    return mc_vec_ctx_checked(h.ctx, fn, "mlx_vector_int");
 }
 
-/* A new list holding data[0..size), or NULL with an error reported. */
-static mc_vec *from_data(const char *fn, const int *data, size_t size)
-{
-    if (check_data(fn, data, size))
-        return NULL;
-    mc_vec *v = mc_vec_new(fn, MC_VEC_INT, size);
-    if (v && mc_vec_append_ints(fn, v, data, size)) {
-        mc_vec_free(v);
-        v = NULL;
-    }
-    return v;
-}
-
+/* Replaces *vec's items by data's (built aside: data may be *vec's own). */
 static int set_data(const char *fn, mlx_vector_int *vec, const int *data, size_t size)
 {
     if (!vec)
         return mc_error("[%s] The output vector pointer is NULL.", fn);
-    /* Built aside: data may be *vec's own items. */
-    mc_vec *v = from_data(fn, data, size);
-    if (!v)
-        return 1;
-    vec->ctx = mc_vec_replace(vec->ctx, v);
-    return 0;
+    return mc_vec_store(&vec->ctx, mc_vec_new_from(fn, MC_VEC_INT, data, size));
+}
+
+static int append_data(const char *fn, mlx_vector_int vec, const int *data, size_t size)
+{
+    mc_vec *v = checked(vec, fn);
+    return v ? mc_vec_append_from(fn, v, data, size) : 1;
 }
 
 mlx_vector_int mlx_vector_int_new(void)
@@ -57,19 +39,17 @@ int mlx_vector_int_set(mlx_vector_int *vec, const mlx_vector_int src)
 {
     static const char fn[] = "mlx_vector_int_set";
     mc_vec *s = checked(src, fn);
-    if (!s)
-        return 1;
-    return set_data(fn, vec, mc_vec_ints(s), s->len);
+    return s ? set_data(fn, vec, mc_vec_ints(s), s->len) : 1;
 }
 
 mlx_vector_int mlx_vector_int_new_data(int *data, size_t size)
 {
-    return (mlx_vector_int){from_data("mlx_vector_int_new_data", data, size)};
+    return (mlx_vector_int){mc_vec_new_from("mlx_vector_int_new_data", MC_VEC_INT, data, size)};
 }
 
 mlx_vector_int mlx_vector_int_new_value(int val)
 {
-    return (mlx_vector_int){from_data("mlx_vector_int_new_value", &val, 1)};
+    return (mlx_vector_int){mc_vec_new_from("mlx_vector_int_new_value", MC_VEC_INT, &val, 1)};
 }
 
 int mlx_vector_int_set_data(mlx_vector_int *vec, int *data, size_t size)
@@ -84,18 +64,12 @@ int mlx_vector_int_set_value(mlx_vector_int *vec, int val)
 
 int mlx_vector_int_append_data(mlx_vector_int vec, int *data, size_t size)
 {
-    static const char fn[] = "mlx_vector_int_append_data";
-    mc_vec *v = checked(vec, fn);
-    if (!v || check_data(fn, data, size))
-        return 1;
-    return mc_vec_append_ints(fn, v, data, size);
+    return append_data("mlx_vector_int_append_data", vec, data, size);
 }
 
 int mlx_vector_int_append_value(mlx_vector_int vec, int val)
 {
-    static const char fn[] = "mlx_vector_int_append_value";
-    mc_vec *v = checked(vec, fn);
-    return v ? mc_vec_append_ints(fn, v, &val, 1) : 1;
+    return append_data("mlx_vector_int_append_value", vec, &val, 1);
 }
 
 size_t mlx_vector_int_size(mlx_vector_int vec)
@@ -110,10 +84,8 @@ int mlx_vector_int_get(int *res, const mlx_vector_int vec, size_t idx)
     if (!res)
         return mc_error("[%s] The output pointer is NULL.", fn);
     mc_vec *v = checked(vec, fn);
-    if (!v)
+    if (!v || mc_vec_check_index(fn, v, idx))
         return 1;
-    if (idx >= v->len)
-        return mc_error("[%s] Index %zu out of range for a vector of size %zu.", fn, idx, v->len);
     *res = mc_vec_ints(v)[idx];
     return 0;
 }

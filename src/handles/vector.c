@@ -108,6 +108,13 @@ mc_vec *mc_vec_ctx_checked(void *ctx, const char *fn, const char *type_name)
     return ctx;
 }
 
+int mc_vec_check_index(const char *fn, const mc_vec *v, size_t i)
+{
+    if (i >= v->len)
+        return mc_error("[%s] Index %zu out of range for a vector of size %zu.", fn, i, v->len);
+    return 0;
+}
+
 /* ---- appending: one loop, one copy function per element source ---- */
 
 /* Stores an owned copy of element i of src in dst; 0 or 1 with an error. */
@@ -187,34 +194,78 @@ static int append(const char *fn, mc_vec *v, const void *src, size_t n, copy_fn 
     return 1;
 }
 
-int mc_vec_append_ints(const char *fn, mc_vec *v, const int *src, size_t n)
-{
-    return append(fn, v, src, n, copy_int);
-}
-
-int mc_vec_append_strings(const char *fn, mc_vec *v, const char *const *src, size_t n)
-{
-    return append(fn, v, src, n, copy_string);
-}
-
 int mc_vec_append_arrays(const char *fn, mc_vec *v, mc_array *const *src, size_t n)
 {
     return append(fn, v, src, n, copy_array);
 }
 
-int mc_vec_append_array_handles(const char *fn, mc_vec *v, const mlx_array *src, size_t n)
+/* ---- from the sources of the mlx_vector_* functions ---- */
+
+static const char *const source_noun[] = {
+    [MC_VEC_INT] = "ints",
+    [MC_VEC_STRING] = "strings",
+    [MC_VEC_ARRAY] = "arrays",
+    [MC_VEC_VECTOR] = "vectors",
+};
+
+/* Finds the first NULL string or empty handle in src[0..n); 0 or reports. */
+static int check_source(const char *fn, mc_vec_kind kind, const void *src, size_t n)
 {
-    return append(fn, v, src, n, copy_array_handle);
+    if (n && !src)
+        return mc_error("[%s] The data pointer is NULL for %zu %s.", fn, n, source_noun[kind]);
+    for (size_t i = 0; i < n && kind != MC_VEC_INT; i++) {
+        switch (kind) {
+        case MC_VEC_INT: break;
+        case MC_VEC_STRING:
+            if (!((const char *const *)src)[i])
+                return mc_error("[%s] String %zu of %zu is NULL.", fn, i, n);
+            break;
+        case MC_VEC_ARRAY:
+            if (!((const mlx_array *)src)[i].ctx)
+                return mc_error("[%s] Array %zu of %zu is empty (an mlx_array_new() handle that was never set).",
+                                fn, i, n);
+            break;
+        case MC_VEC_VECTOR:
+            if (!((const mlx_vector_array *)src)[i].ctx)
+                return mc_error("[%s] Vector %zu of %zu is empty (its ctx is NULL).", fn, i, n);
+            break;
+        }
+    }
+    return 0;
 }
 
-int mc_vec_append_vectors(const char *fn, mc_vec *v, mc_vec *const *src, size_t n)
+static const copy_fn copy_from_source[] = {
+    [MC_VEC_INT] = copy_int,
+    [MC_VEC_STRING] = copy_string,
+    [MC_VEC_ARRAY] = copy_array_handle,
+    [MC_VEC_VECTOR] = copy_vector_handle,
+};
+
+int mc_vec_append_from(const char *fn, mc_vec *v, const void *src, size_t n)
 {
-    return append(fn, v, src, n, copy_vector);
+    if (check_source(fn, v->kind, src, n))
+        return 1;
+    return append(fn, v, src, n, copy_from_source[v->kind]);
 }
 
-int mc_vec_append_vector_handles(const char *fn, mc_vec *v, const mlx_vector_array *src, size_t n)
+mc_vec *mc_vec_new_from(const char *fn, mc_vec_kind kind, const void *src, size_t n)
 {
-    return append(fn, v, src, n, copy_vector_handle);
+    if (check_source(fn, kind, src, n))
+        return NULL;
+    mc_vec *v = mc_vec_new(fn, kind, n);
+    if (v && append(fn, v, src, n, copy_from_source[kind])) {
+        mc_vec_free(v);
+        v = NULL;
+    }
+    return v;
+}
+
+int mc_vec_store(void **ctx, mc_vec *fresh)
+{
+    if (!fresh)
+        return 1;
+    *ctx = mc_vec_replace(*ctx, fresh);
+    return 0;
 }
 
 mc_vec *mc_vec_copy(const char *fn, const mc_vec *src)

@@ -60,6 +60,10 @@ mc_vec *mc_vec_copy(const char *fn, const mc_vec *src);
  * non-empty <type_name> ..." reported when ctx is NULL. */
 mc_vec *mc_vec_ctx_checked(void *ctx, const char *fn, const char *type_name);
 
+/* Returns 0 if i < v->len, else 1 with "[fn] Index i out of range for a
+ * vector of size n." reported. */
+int mc_vec_check_index(const char *fn, const mc_vec *v, size_t i);
+
 /* ---- elements, by kind ---- */
 
 static inline int *mc_vec_ints(const mc_vec *v)
@@ -83,18 +87,28 @@ static inline mc_vec **mc_vec_vectors(const mc_vec *v)
     return v->data;
 }
 
-/* Each appends owned copies of src[0..n) to v (of the matching kind):
- * ints by value, strings duplicated, arrays retained, lists copied; the
- * _handles forms read the objects of mlx-c handles. No string, array or
- * handle may be NULL or empty (callers check, naming their own function).
- * Returns 0, or 1 with an error reported; v is unchanged on failure. src
- * must not point into v's own storage (it may hold v's elements). */
-int mc_vec_append_ints(const char *fn, mc_vec *v, const int *src, size_t n);
-int mc_vec_append_strings(const char *fn, mc_vec *v, const char *const *src, size_t n);
+/* Appends new references to arrs[0..n) (none NULL, and not pointing into
+ * v's own storage) to a list of arrays. Returns 0, or 1 with an error
+ * reported; v is unchanged on failure. */
 int mc_vec_append_arrays(const char *fn, mc_vec *v, mc_array *const *src, size_t n);
-int mc_vec_append_array_handles(const char *fn, mc_vec *v, const mlx_array *src, size_t n);
-int mc_vec_append_vectors(const char *fn, mc_vec *v, mc_vec *const *src, size_t n);
-int mc_vec_append_vector_handles(const char *fn, mc_vec *v, const mlx_vector_array *src, size_t n);
+
+/* ---- filling a list from what the mlx_vector_* functions take ---- */
+
+/* src is what mlx-c's functions take for v's kind: const int * (INT),
+ * const char *const * (STRING), const mlx_array * (ARRAY), or
+ * const mlx_vector_array * (VECTOR). Each checks src[0..n) (a pointer when
+ * n > 0, no NULL string, no empty handle), reporting "[fn] ..." naming the
+ * first bad one, then takes owned copies: ints by value, strings
+ * duplicated, arrays retained, lists copied. */
+
+/* Appends to v. Returns 0, or 1 with an error; v is unchanged on failure. */
+int mc_vec_append_from(const char *fn, mc_vec *v, const void *src, size_t n);
+/* A new list of kind holding src[0..n), or NULL with an error reported. */
+mc_vec *mc_vec_new_from(const char *fn, mc_vec_kind kind, const void *src, size_t n);
+
+/* Puts fresh into the handle whose ctx member is *ctx, by mc_vec_replace.
+ * Returns 0, or 1 when fresh is NULL (its failure already reported). */
+int mc_vec_store(void **ctx, mc_vec *fresh);
 
 /* ---- vectors of arrays, by handle ---- */
 
