@@ -15,9 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "api/closure_impl.h"
 #include "array/array.h"
 #include "compile/list.h"
+#include "handles/closure.h"
 
 /* ---- modes (compile.c) and tracing state (trace.c) ---- */
 

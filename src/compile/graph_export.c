@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api/vector_impl.h"
 #include "compile/ptrmap.h"
 #include "graph/primitive.h"
+#include "handles/vector.h"
 #include "mlx/c/graph_utils.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
@@ -248,13 +248,13 @@ static int printer_open(printer *p, FILE *os, mlx_node_namer namer, mlx_vector_a
     p->base = namer_checked(namer, fn);
     if (!p->base)
         return 1;
-    mc_vec_array *v = mc_vec_checked(outputs, fn);
+    mc_vec *v = mc_vec_checked(outputs, fn);
     if (!v)
         return 1;
     for (size_t i = 0; i < v->len; i++)
-        if (!v->items[i])
+        if (!mc_vec_arrays(v)[i])
             return mc_error("[%s] Output %zu is an empty array.", fn, i);
-    p->outs = v->items;
+    p->outs = mc_vec_arrays(v);
     p->n_outs = v->len;
     if (post_order(p->outs, p->n_outs, &p->nodes))
         return mc_error_oom(fn, p->n_outs * sizeof(void *));

@@ -14,11 +14,11 @@
  * Only the constants that a step or an output uses are kept. */
 #include <string.h>
 
-#include "api/vector_impl.h"
 #include "compile/compile_internal.h"
 #include "compile/ptrmap.h"
 #include "graph/eval.h"
 #include "graph/prims_placeholder.h"
+#include "handles/vector.h"
 #include "mlx/c/compile.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
