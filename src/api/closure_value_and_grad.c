@@ -1,7 +1,7 @@
 /* Owns the mlx_closure_value_and_grad handle functions: a function of a
  * list of arrays to two lists (the values and the gradients), as
  * mlx_value_and_grad makes or a program writes itself. */
-#include "api/fnbox.h"
+#include "handles/fnbox.h"
 #include "mlx/c/closure.h"
 #include "runtime/error.h"
 

@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/closure_impl.h"
-#include "api/fnbox.h"
-#include "api/vector_impl.h"
+#include "handles/fnbox.h"
 #include "graph/build.h"
+#include "handles/closure.h"
+#include "handles/vector.h"
 #include "mlx/c/transforms.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
@@ -60,12 +60,12 @@ static int run_closure(void *ctx, mc_array *const *in, int n, mc_array ***outs, 
  * their number. An empty list gives a non-NULL pointer. */
 static mc_array *const *arrays_of(mlx_vector_array v, size_t *n, const char *fn)
 {
-    mc_vec_array *vec = mc_vec_checked(v, fn);
+    mc_vec *vec = mc_vec_checked(v, fn);
     if (!vec)
         return NULL;
     *n = vec->len;
     static mc_array *const none[1] = {NULL};
-    return vec->len ? vec->items : none;
+    return vec->len ? mc_vec_arrays(vec) : none;
 }
 
 /* Stores n arrays (references handed over, released in any case) into a

@@ -1,7 +1,5 @@
-/* Owns the AsType and Copy primitives: AsType is a row-major copy of any
- * view, converting the element type on the way; Copy is MLX's copy, which
- * shares its input's buffer (arrays are immutable, and a shared buffer is
- * never donated). */
+/* Owns the AsType and Copy primitives: a row-major copy of any view,
+ * converting the element type on the way. */
 #include "graph/build.h"
 #include "graph/elementwise.h"
 #include "graph/prims_copy.h"
@@ -28,14 +26,6 @@ static int astype_eval(mc_array *out, mc_array *const *in, int n, const void *pa
     return mc_run_unary(out, in[0], k, "astype");
 }
 
-static int copy_eval(mc_array *out, mc_array *const *in, int n, const void *params)
-{
-    (void)n;
-    (void)params;
-    mc_array_set_view(out, in[0], in[0]->data, in[0]->strides);
-    return 0;
-}
-
 /* The cotangent goes back to the input's dtype; the tangent on to the
  * output's (the cast is linear). */
 static int astype_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
@@ -60,7 +50,7 @@ const mc_prim_info mc_prim_copy = {
     .name = "Copy",
     .arity = 1,
     .infer = astype_infer,
-    .eval = copy_eval,
+    .eval = astype_eval,
     .vjp = astype_vjp,
     .jvp = mc_jvp_linear,
 };

@@ -5,7 +5,8 @@
 
 #include <string.h>
 
-#include "graph/prims_copy.h"
+#include "graph/build.h"
+#include "graph/prims_view.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 
@@ -40,12 +41,12 @@ static int set_marks(mc_tape *t, const mc_array *node, int marks, const char *fn
     return mc_ptrmap_put(&t->marks, node, marks) ? mc_error_oom(fn, sizeof(void *)) : 0;
 }
 
-/* The copy of a primal: a Copy node, which shares the primal's buffer when
- * evaluated (MLX's copy does not copy either). */
+/* The stand-in of a primal: a Reshape to its own shape, a distinct node
+ * that evaluates to a view of the primal's data when that is row-major
+ * (MLX's copy shares the buffer the same way). */
 static mc_array *identity_of(mc_array *p, const char *fn)
 {
-    mc_astype_params params = {p->dtype};
-    return mc_node_new(fn, MC_PRIM_COPY, &p, 1, &params, sizeof params);
+    return mc_node_dims(MC_PRIM_RESHAPE, p, p->ndim, p->shape, fn);
 }
 
 static int push_node(mc_tape *t, size_t *cap, mc_array *a, const char *fn)

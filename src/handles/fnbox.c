@@ -1,5 +1,5 @@
 /* Owns mc_fnbox, the refcounted function object of the closure kinds. */
-#include "api/fnbox.h"
+#include "handles/fnbox.h"
 
 #include "runtime/alloc.h"
 #include "runtime/error.h"

@@ -4,8 +4,8 @@
  * and casts it back in its apply. As with mlx_closure, copies made by
  * _set share the box, and the payload destructor runs exactly once: when
  * the last reference goes, or at once if the box cannot be made. */
-#ifndef MC_API_FNBOX_H
-#define MC_API_FNBOX_H
+#ifndef MC_HANDLES_FNBOX_H
+#define MC_HANDLES_FNBOX_H
 
 #include <stdatomic.h>
 #include <stdbool.h>
