@@ -42,7 +42,7 @@ NOTES = {
     "mlx_array_new_data_managed": "a failed creation does not run dtor (the caller keeps data)",
     "mlx_array_new_data_managed_payload": "a failed creation does not run dtor (the caller keeps payload)",
     "mlx_async_eval": "evaluates synchronously before returning",
-    "mlx_vjp": "partial: an array evaluated inside fun is a constant for the transform (MLX keeps its graph); see docs/autodiff.md for the primitives still without rules",
+    "mlx_vjp": "partial: see docs/autodiff.md for the primitives still without rules",
     "mlx_jvp": "partial: as mlx_vjp",
     "mlx_value_and_grad": "partial: as mlx_vjp",
     "mlx_synchronize": "returns at once: evaluation is synchronous",

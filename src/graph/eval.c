@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "graph/primitive.h"
+#include "graph/tracing.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 
@@ -109,7 +110,9 @@ static int mc_run_node(mc_array *a, const char *fn)
                         "compiled function's outputs instead.", fn);
     if (mc_prims[a->prim]->eval(a, a->inputs, a->n_inputs, a->params))
         return 1;
-    mc_node_detach(a);
+    /* a tracer keeps its node while a transform may still read it */
+    if (!(a->tracer && mc_tracing()))
+        mc_node_detach(a);
     return 0;
 }
 
@@ -124,7 +127,7 @@ int mc_eval(mc_array *const *outs, size_t n, const char *fn)
      * `order` is held by its consumer or by outs, so none dies meanwhile. */
     for (size_t i = 0; i < n && !rc; i++) {
         mc_array *root = outs[i];
-        if (!root || root->prim == MC_PRIM_NONE)
+        if (!root || root->prim == MC_PRIM_NONE || mc_array_evaluated(root))
             continue;
         int added = ptr_set_add(&seen, root);
         if (added < 0)
@@ -139,7 +142,7 @@ int mc_eval(mc_array *const *outs, size_t n, const char *fn)
             frame *top = (frame *)stack.items + stack.len - 1;
             if (top->next < top->node->n_inputs) {
                 mc_array *in = top->node->inputs[top->next++];
-                if (in->prim == MC_PRIM_NONE)
+                if (in->prim == MC_PRIM_NONE || mc_array_evaluated(in))
                     continue;
                 added = ptr_set_add(&seen, in);
                 if (added < 0)

@@ -94,7 +94,7 @@ int mlx_number_of_elements(mlx_array *res, const mlx_array a, const int *axes, s
     /* A lazy input may stand for a traced placeholder whose shape changes
      * on a shapeless replay: then the count is a node reading the shape at
      * evaluation. An evaluated input's shape is final. */
-    if (x->prim != MC_PRIM_NONE)
+    if (!mc_array_evaluated(x))
         return mc_op_store(res, mc_node_new(fn, MC_PRIM_NUMBER_OF_ELEMENTS, &x, 1, &p, sizeof p), fn);
     return mc_op_store(res, mc_sh_scalar(inverted ? 1.0 / v : v, dtype, fn), fn);
 }

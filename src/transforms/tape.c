@@ -7,6 +7,7 @@
 
 #include "graph/build.h"
 #include "graph/prims_view.h"
+#include "graph/tracing.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 
@@ -46,7 +47,10 @@ static int set_marks(mc_tape *t, const mc_array *node, int marks, const char *fn
  * (MLX's copy shares the buffer the same way). */
 static mc_array *identity_of(mc_array *p, const char *fn)
 {
-    return mc_node_dims(MC_PRIM_RESHAPE, p, p->ndim, p->shape, fn);
+    mc_array *c = mc_node_dims(MC_PRIM_RESHAPE, p, p->ndim, p->shape, fn);
+    if (c)
+        c->tracer = true;
+    return c;
 }
 
 static int push_node(mc_tape *t, size_t *cap, mc_array *a, const char *fn)
@@ -127,7 +131,10 @@ int mc_tape_build(mc_tape *t, const char *fn, mc_ad_fun f, void *ctx, mc_array *
             goto fail;
         t->copies[t->np] = c;
     }
-    if (f(ctx, t->copies, np, &t->outs, &t->nout)) {
+    mc_tracing_enter();
+    int failed = f(ctx, t->copies, np, &t->outs, &t->nout);
+    mc_tracing_leave();
+    if (failed) {
         t->outs = NULL;
         t->nout = 0;
         goto fail;
