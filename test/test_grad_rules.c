@@ -4,6 +4,7 @@
  * long chains. Expected values are MLX 0.31.1's (computed with its Python
  * CPU build; the calls are in each test's comment). */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -516,6 +517,149 @@ static void test_a_100000_op_chain_differentiates(void **state)
     mlx_closure_free(f);
 }
 
+/* The calls of mlx-c's examples/example-grad.c (a unary closure x + 1 on
+ * a GPU stream, jvp and value_and_grad, then a payload closure adding an
+ * array the closure owns): MLX prints out 2 and dout 1 for each. */
+static int inc(mlx_array *res, const mlx_array in)
+{
+    mlx_stream gpu = mlx_default_gpu_stream_new();
+    mlx_array one = mlx_array_new_float(1.0);
+    int rc = mlx_add(res, in, one, gpu);
+    mlx_stream_free(gpu);
+    mlx_array_free(one);
+    return rc;
+}
+
+static int inc_by_payload(mlx_vector_array *res, const mlx_vector_array in, void *payload)
+{
+    mlx_array x = mlx_array_new();
+    int rc = mlx_vector_array_get(&x, in, 0) || mlx_add(&x, x, *(mlx_array *)payload, tu_stream()) ||
+             mlx_vector_array_set_value(res, x);
+    mlx_array_free(x);
+    return rc;
+}
+
+static void free_array_payload(void *p) { mlx_array_free(*(mlx_array *)p); }
+
+static void expect_out_and_dout(mlx_vector_array out, mlx_vector_array dout)
+{
+    mlx_array o = get(out, 0), d = get(dout, 0);
+    expect_values(o, MLX_FLOAT32, (const double[]){2}, 1);
+    expect_values(d, MLX_FLOAT32, (const double[]){1}, 1);
+    mlx_array_free(o);
+    mlx_array_free(d);
+}
+
+static void test_the_calls_of_mlx_c_example_grad(void **state)
+{
+    (void)state;
+    mlx_array x = mlx_array_new_float(1.0);
+    static mlx_array y;
+    y = mlx_array_new_float(1.0);
+    mlx_closure cls = mlx_closure_new_unary(inc);
+    mlx_closure with_value = mlx_closure_new_func_payload(inc_by_payload, &y, free_array_payload);
+    mlx_array one = mlx_array_new_float(1.0);
+    mlx_vector_array primals = vec1(x), tangents = vec1(one);
+    mlx_vector_array out = mlx_vector_array_new(), dout = mlx_vector_array_new();
+    assert_int_equal(mlx_jvp(&out, &dout, cls, primals, tangents), 0);
+    expect_out_and_dout(out, dout);
+    int garg = 0;
+    mlx_closure *closures[2] = {&cls, &with_value};
+    for (int i = 0; i < 2; i++) {
+        mlx_closure_value_and_grad vag = mlx_closure_value_and_grad_new();
+        assert_int_equal(mlx_value_and_grad(&vag, *closures[i], &garg, 1), 0);
+        assert_int_equal(mlx_closure_value_and_grad_apply(&out, &dout, vag, primals), 0);
+        expect_out_and_dout(out, dout);
+        mlx_closure_value_and_grad_free(vag);
+    }
+    mlx_vector_array_free(out);
+    mlx_vector_array_free(dout);
+    mlx_vector_array_free(primals);
+    mlx_vector_array_free(tangents);
+    mlx_array_free(one);
+    mlx_closure_free(with_value);
+    mlx_closure_free(cls);
+    mlx_array_free(x);
+}
+
+/* One value_and_grad closure, compiled, applied by several threads at
+ * once (each thread has its own compile cache): each gets its own
+ * input's gradient, 2 x. */
+typedef struct thread_job {
+    mlx_closure compiled;
+    float x;
+    int ok;
+} thread_job;
+
+static int value_and_grad_of_square(mlx_vector_array *res, const mlx_vector_array in, void *payload)
+{
+    mlx_closure_value_and_grad *vg = payload;
+    mlx_vector_array v = mlx_vector_array_new(), g = mlx_vector_array_new();
+    mlx_array a = mlx_array_new();
+    int rc = mlx_closure_value_and_grad_apply(&v, &g, *vg, in) || mlx_vector_array_get(&a, g, 0) ||
+             mlx_vector_array_append_value(v, a) || mlx_vector_array_set(res, v);
+    mlx_array_free(a);
+    mlx_vector_array_free(v);
+    mlx_vector_array_free(g);
+    return rc;
+}
+
+static int square_sum(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_array x = mlx_array_new(), t = mlx_array_new();
+    int rc = mlx_vector_array_get(&x, in, 0) || mlx_multiply(&t, x, x, tu_stream()) ||
+             mlx_sum(&t, t, false, tu_stream()) || mlx_vector_array_set_value(res, t);
+    mlx_array_free(x);
+    mlx_array_free(t);
+    return rc;
+}
+
+static void *run_job(void *arg)
+{
+    thread_job *j = arg;
+    j->ok = 1;
+    for (int round = 0; round < 50 && j->ok; round++) {
+        mlx_array x = mlx_array_new_float(j->x + (float)round);
+        mlx_vector_array in = mlx_vector_array_new_value(x), out = mlx_vector_array_new();
+        mlx_array g = mlx_array_new();
+        float gv = 0;
+        j->ok = !mlx_closure_apply(&out, j->compiled, in) && !mlx_vector_array_get(&g, out, 1) &&
+                !mlx_array_item_float32(&gv, g) && gv == 2 * (j->x + (float)round);
+        mlx_array_free(g);
+        mlx_array_free(x);
+        mlx_vector_array_free(in);
+        mlx_vector_array_free(out);
+    }
+    return NULL;
+}
+
+static void test_a_compiled_value_and_grad_runs_on_many_threads(void **state)
+{
+    (void)state;
+    int arg = 0;
+    mlx_closure f = mlx_closure_new_func(square_sum);
+    mlx_closure_value_and_grad vg = mlx_closure_value_and_grad_new();
+    assert_int_equal(mlx_value_and_grad(&vg, f, &arg, 1), 0);
+    mlx_closure step = mlx_closure_new_func_payload(value_and_grad_of_square, &vg, NULL);
+    mlx_closure compiled = mlx_closure_new();
+    assert_int_equal(mlx_compile(&compiled, step, false), 0);
+    enum { N = 4 };
+    pthread_t th[N];
+    thread_job jobs[N];
+    for (int i = 0; i < N; i++) {
+        jobs[i] = (thread_job){compiled, (float)(i * 100), 0};
+        assert_int_equal(pthread_create(&th[i], NULL, run_job, &jobs[i]), 0);
+    }
+    for (int i = 0; i < N; i++) {
+        pthread_join(th[i], NULL);
+        assert_true(jobs[i].ok);
+    }
+    mlx_closure_free(compiled);
+    mlx_closure_free(step);
+    mlx_closure_value_and_grad_free(vg);
+    mlx_closure_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -532,6 +676,8 @@ int main(void)
         cmocka_unit_test_teardown(test_value_and_grad_returns_later_outputs_undifferentiated, tu_test_teardown),
         cmocka_unit_test_teardown(test_gradients_of_gradients, tu_test_teardown),
         cmocka_unit_test_teardown(test_a_100000_op_chain_differentiates, tu_test_teardown),
+        cmocka_unit_test_teardown(test_the_calls_of_mlx_c_example_grad, tu_test_teardown),
+        cmocka_unit_test_teardown(test_a_compiled_value_and_grad_runs_on_many_threads, tu_test_teardown),
     };
     return cmocka_run_group_tests_name("grad_rules", tests, tu_group_setup, tu_group_teardown);
 }
