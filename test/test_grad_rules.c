@@ -194,7 +194,9 @@ static int f_sum_of_first_derivative(mlx_vector_array *res, const mlx_vector_arr
 
 /* ---- tests ---- */
 
-/* mx.grad(lambda x: mx.max(x))(mx.array([1., 3., 3., 2.])) == [0, .5, .5, 0] */
+/* mx.grad(lambda x: mx.max(x))(mx.array([1., 3., 3., 2.])) == [0, .5, .5, 0]
+ * and mx.jvp(mx.max, [that], [[1., 10., 100., 1000.]]) == 10 (the first
+ * maximum's tangent). */
 static void test_max_shares_its_gradient_among_ties(void **state)
 {
     (void)state;
@@ -207,7 +209,16 @@ static void test_max_shares_its_gradient_among_ties(void **state)
     mlx_vector_array g = grads_of(f, &arg, 1, in, NULL);
     mlx_array g0 = get(g, 0);
     expect_values(g0, MLX_FLOAT32, (const double[]){0, 0.5, 0.5, 0}, 4);
-    tu_free_n((mlx_array[]){g0, x}, 2);
+    const float tv[4] = {1, 10, 100, 1000};
+    mlx_array t = tu_f32(tv, shape, 1);
+    mlx_vector_array tans = vec1(t), o = mlx_vector_array_new(), jt = mlx_vector_array_new();
+    assert_int_equal(mlx_jvp(&o, &jt, f, in, tans), 0);
+    mlx_array j0 = get(jt, 0);
+    expect_values(j0, MLX_FLOAT32, (const double[]){10}, 1);
+    tu_free_n((mlx_array[]){g0, x, t, j0}, 4);
+    mlx_vector_array_free(tans);
+    mlx_vector_array_free(o);
+    mlx_vector_array_free(jt);
     mlx_vector_array_free(g);
     mlx_vector_array_free(in);
     mlx_closure_free(f);

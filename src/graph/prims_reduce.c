@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "graph/build.h"
+#include "graph/prims_index.h"
 #include "graph/prims_reduce.h"
 #include "graph/reduce_view.h"
 #include "runtime/error.h"
@@ -466,6 +467,43 @@ static int reduce_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int 
     return vjps[0] ? 0 : 1;
 }
 
+/* MLX's jvp of max and min: the tangent at the first extremum of each
+ * group (argmax/argmin, then take_along_axis), several axes moved to the
+ * back and flattened into one first. */
+static mc_array *extremum_jvp(mc_gb *s, mc_array *node, mc_array *t, const mc_reduce_params *p)
+{
+    mc_array *x = node->inputs[0];
+    int axis = p->axes[0];
+    if (p->n > 1) {
+        int to[MC_MAX_NDIM], flat[MC_MAX_NDIM], k = 0, j = 0;
+        for (int i = 0; i < x->ndim; i++) {
+            if (j < p->n && p->axes[j] == i)
+                j++;
+            else
+                flat[k] = x->shape[i], to[k++] = i;
+        }
+        int kept = k;
+        flat[kept] = 1;
+        for (j = 0; j < p->n; j++) {
+            to[k++] = p->axes[j];
+            flat[kept] *= x->shape[p->axes[j]];
+        }
+        x = mc_gb_reshape(s, mc_gb_transpose(s, x, to), kept + 1, flat);
+        t = mc_gb_reshape(s, mc_gb_transpose(s, t, to), kept + 1, flat);
+        axis = kept;
+    }
+    if (s->failed)
+        return NULL;
+    mc_argreduce_params ap = {p->kind == MC_RK_MIN, axis};
+    mc_array *idx = mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_ARGREDUCE, &x, 1, &ap, sizeof ap));
+    if (!idx)
+        return NULL;
+    mc_gather_axis_params gp = {axis, 1};
+    mc_array *in[2] = {t, idx};
+    mc_array *r = mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_GATHER_AXIS, in, 2, &gp, sizeof gp));
+    return mc_gb_reshape(s, r, node->ndim, node->shape);
+}
+
 static mc_array *reduce_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
 {
     (void)argnums;
@@ -478,6 +516,8 @@ static mc_array *reduce_jvp(mc_array *node, mc_array *const *tans, const int *ar
         r = mc_gb_sum(&s, t, p->axes, p->n);
     else if (p->kind == MC_RK_ALL || p->kind == MC_RK_ANY)
         r = mc_gb_zeros_like(&s, node);
+    else if (p->kind == MC_RK_MAX || p->kind == MC_RK_MIN)
+        r = extremum_jvp(&s, node, t, p);
     else
         r = mc_gb_sum(&s, mc_gb_promoted(&s, MC_B_MULTIPLY, t, reduce_factor(&s, node, p), false), p->axes, p->n);
     return mc_gb_finish_ref(&s, mc_gb_astype(&s, r, node->dtype));
