@@ -14,7 +14,7 @@ enum {
 
 typedef struct mc_tape {
     int np;
-    mc_array **copies; /* np new nodes, the identity of each primal */
+    mc_array **copies; /* np new nodes, each primal's stand-in */
     int nout;
     mc_array **outs; /* what the function returned */
     int n;
@@ -22,7 +22,7 @@ typedef struct mc_tape {
     mc_ptrmap marks;  /* node -> MC_TAPE_* bits */
 } mc_tape;
 
-/* Runs f on identity copies of primals (distinct nodes, so a primal given
+/* Runs f on stand-ins of the primals (distinct nodes, so a primal given
  * twice gets two derivatives, as in MLX), marks copies[i] with
  * MC_TAPE_GRAD when grad[i] (NULL: all), and records in order every node
  * reachable from the outputs that depends on a marked copy, except below
