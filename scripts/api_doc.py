@@ -77,6 +77,8 @@ NOTES = {
     "mlx_sigmoid": "float32 within 3 ULP in tests",
     "mlx_power": "float32 1.0 ULP",
     "mlx_arctan2": "float32 3.5 ULP",
+    "mlx_put_along_axis": "an index outside the axis (after negative ones count from the end) is clamped to its nearest end, where take reads; MLX writes outside the array. Repeated indices: the last value along the axis wins",
+    "mlx_scatter_add_axis": "indices outside the axis are clamped, as put_along_axis (MLX writes outside the array); float16/bfloat16 sums round after each add, integer sums wrap, bool sums are or",
 }
 
 DECL = re.compile(r"^\s*(?:const\s+)?[\w\s\*]*?\b(_?mlx_\w+)\s*\(", re.M)

@@ -6,8 +6,11 @@
 
 #include "graph/prims_binary.h"
 #include "graph/prims_copy.h"
+#include "graph/prims_create.h"
+#include "graph/prims_index.h"
 #include "graph/prims_reduce.h"
 #include "graph/prims_scan.h"
+#include "graph/prims_scatter.h"
 #include "graph/prims_slice.h"
 #include "graph/prims_unary.h"
 #include "graph/prims_view.h"
@@ -367,4 +370,55 @@ mc_array *mc_gb_sum_to_shape(mc_gb *s, mc_array *a, int ndim, const int *shape)
             axes[n++] = d;
     mc_array *r = mc_gb_sum(s, a, axes, n);
     return mc_gb_reshape(s, r, ndim, shape);
+}
+
+mc_array *mc_gb_zeros(mc_gb *s, int ndim, const int *shape, mlx_dtype dtype)
+{
+    return mc_gb_broadcast(s, mc_gb_scalar(s, 0.0, dtype), ndim, shape);
+}
+
+mc_array *mc_gb_arange(mc_gb *s, int count, mlx_dtype dtype)
+{
+    if (s->failed)
+        return NULL;
+    mc_arange_params p;
+    memset(&p, 0, sizeof p);
+    p.start = 0;
+    p.step = 1;
+    p.dtype = dtype;
+    p.count = count;
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_ARANGE, NULL, 0, &p, sizeof p));
+}
+
+mc_array *mc_gb_contiguous(mc_gb *s, mc_array *a)
+{
+    if (s->failed || !a)
+        return NULL;
+    mc_contiguous_params p;
+    memset(&p, 0, sizeof p);
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_CONTIGUOUS, &a, 1, &p, sizeof p));
+}
+
+mc_array *mc_gb_gather_axis(mc_gb *s, mc_array *a, mc_array *idx, int axis, int along)
+{
+    if (s->failed || !a || !idx)
+        return NULL;
+    mc_gather_axis_params p;
+    memset(&p, 0, sizeof p);
+    p.axis = axis;
+    p.along = along;
+    mc_array *in[2] = {a, idx};
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_GATHER_AXIS, in, 2, &p, sizeof p));
+}
+
+mc_array *mc_gb_scatter_axis(mc_gb *s, mc_array *a, mc_array *idx, mc_array *upd, int axis, int reduce)
+{
+    if (s->failed || !a || !idx || !upd)
+        return NULL;
+    mc_scatter_axis_params p;
+    memset(&p, 0, sizeof p);
+    p.axis = axis;
+    p.reduce = reduce;
+    mc_array *in[3] = {a, idx, upd};
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_SCATTER_AXIS, in, 3, &p, sizeof p));
 }

@@ -129,4 +129,17 @@ mc_array *mc_gb_sum(mc_gb *s, mc_array *a, const int *sorted, int n);
  * (leading axes summed away, size-1 axes summed with dims kept). */
 mc_array *mc_gb_sum_to_shape(mc_gb *s, mc_array *a, int ndim, const int *shape);
 
+/* Zeros of the given shape and dtype (a broadcast view of one element). */
+mc_array *mc_gb_zeros(mc_gb *s, int ndim, const int *shape, mlx_dtype dtype);
+/* 0, 1, ..., count - 1 in dtype (an integer or floating type). */
+mc_array *mc_gb_arange(mc_gb *s, int count, mlx_dtype dtype);
+/* a as a row-contiguous array (a itself when evaluation finds it one). */
+mc_array *mc_gb_contiguous(mc_gb *s, mc_array *a);
+/* A GatherAxis node: take (along = 0) or take_along_axis (along = 1) of a
+ * at idx on the normalised axis. */
+mc_array *mc_gb_gather_axis(mc_gb *s, mc_array *a, mc_array *idx, int axis, int along);
+/* A ScatterAxis node (reduce: mc_scatter_reduce) writing upd into a copy
+ * of a at idx on the normalised axis; shapes as that primitive needs. */
+mc_array *mc_gb_scatter_axis(mc_gb *s, mc_array *a, mc_array *idx, mc_array *upd, int axis, int reduce);
+
 #endif

@@ -6,10 +6,12 @@
 #include <limits.h>
 #include <string.h>
 
+#include "graph/index_read.h"
 #include "graph/nd_walk.h"
 #include "graph/elementwise.h"
 #include "graph/build.h"
 #include "graph/prims_index.h"
+#include "graph/prims_scatter.h"
 #include "graph/prims_slice.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
@@ -252,32 +254,10 @@ static int gather_axis_infer(mc_meta *out, mc_array *const *in, int n, const voi
     return 0;
 }
 
-/* An index of any integer dtype, widened; uint64 values past INT64_MAX
- * saturate (they are out of range for any axis anyway). */
-static int64_t read_index(const char *base, int64_t at, mlx_dtype d)
-{
-    switch (d) {
-    case MLX_UINT8: return ((const uint8_t *)base)[at];
-    case MLX_UINT16: return ((const uint16_t *)base)[at];
-    case MLX_UINT32: return ((const uint32_t *)base)[at];
-    case MLX_UINT64: {
-        uint64_t u = ((const uint64_t *)base)[at];
-        return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
-    }
-    case MLX_INT8: return ((const int8_t *)base)[at];
-    case MLX_INT16: return ((const int16_t *)base)[at];
-    case MLX_INT32: return ((const int32_t *)base)[at];
-    case MLX_INT64: return ((const int64_t *)base)[at];
-    default: return 0;
-    }
-}
-
 /* Copies one row of gathered elements of type T. */
 #define GATHER_ROW(T)                                                                                   \
     for (int j = 0; j < len; j++) {                                                                     \
-        int64_t v = read_index(ib, w.off[1] + j * si, idt);                                             \
-        v = v < 0 ? v + axis_len : v;                                                                   \
-        v = v < 0 ? 0 : (v >= axis_len ? axis_len - 1 : v);                                             \
+        int64_t v = mc_index_place(mc_index_read(ib, w.off[1] + j * si, idt), axis_len);                \
         ((T *)ob)[w.off[2] + j] = ((const T *)ab)[w.off[0] + j * sa + v * axis_stride];                 \
     }
 
@@ -334,6 +314,74 @@ static int gather_axis_eval(mc_array *out, mc_array *const *in, int n, const voi
         }
     }
     return 0;
+}
+
+/* GatherAxis's derivatives (MLX's GatherAxis::vjp and jvp; MLX's take is
+ * a Gather, whose rules agree). The indices get zeros as their cotangent
+ * and no tangent. */
+
+/* a's cotangent: the cotangent scatter-added into zeros where the gather
+ * read, so an element read several times gets the sum of its parts. */
+static mc_array *gather_axis_input_vjp(mc_gb *s, const mc_array *node, mc_array *cot)
+{
+    const mc_gather_axis_params *p = node->params;
+    mc_array *a = node->inputs[0], *idx = node->inputs[1];
+    int ax = p->axis, nd = a->ndim;
+    int shape[MC_MAX_NDIM];
+    memcpy(shape, cot->shape, sizeof(int) * (size_t)cot->ndim);
+    mc_array *upd = cot, *at;
+    if (!p->along) {
+        /* take: the cotangent has the indices' dims in place of the axis;
+         * folded into one, the indices become a column along it */
+        if (idx->size > INT_MAX) {
+            s->failed = true;
+            mc_error("[%s] Cannot differentiate a take of more than %d indices.", s->fn, INT_MAX);
+            return NULL;
+        }
+        int col[MC_MAX_NDIM];
+        memcpy(shape, a->shape, sizeof(int) * (size_t)nd);
+        shape[ax] = (int)idx->size;
+        for (int d = 0; d < nd; d++)
+            col[d] = d == ax ? shape[ax] : 1;
+        upd = mc_gb_reshape(s, cot, nd, shape);
+        at = mc_gb_broadcast(s, mc_gb_reshape(s, idx, nd, col), nd, shape);
+    } else {
+        /* take_along_axis: the indices broadcast against a outside the axis */
+        at = mc_gb_broadcast_like(s, idx, cot);
+    }
+    shape[ax] = a->shape[ax];
+    mc_array *g = mc_gb_scatter_axis(s, mc_gb_zeros(s, nd, shape, a->dtype), at, upd, ax, MC_SCATTER_SUM);
+    /* and where a itself was broadcast, its parts summed */
+    return mc_gb_sum_to_shape(s, g, nd, a->shape);
+}
+
+static int gather_axis_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                           const char *fn)
+{
+    for (int k = 0; k < nargs; k++) {
+        mc_gb s;
+        mc_gb_begin(&s, fn);
+        mc_array *g = argnums[k] == 0 ? gather_axis_input_vjp(&s, node, cot) : mc_gb_zeros_like(&s, node->inputs[1]);
+        vjps[k] = mc_gb_finish_ref(&s, g);
+        if (!vjps[k]) {
+            while (k > 0)
+                mc_array_release(vjps[--k]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Linear in a: the same gather of a's tangent. */
+static mc_array *gather_axis_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs,
+                                 const char *fn)
+{
+    if (nargs != 1 || argnums[0] != 0) {
+        mc_error("[%s] Cannot calculate JVP with respect to indices.", fn);
+        return NULL;
+    }
+    mc_array *in[2] = {tans[0], node->inputs[1]};
+    return mc_node_like(node, in, 2, fn);
 }
 
 /* ---- NumberOfElements ---- */
@@ -559,6 +607,8 @@ const mc_prim_info mc_prim_gather_axis = {
     .arity = 2,
     .infer = gather_axis_infer,
     .eval = gather_axis_eval,
+    .vjp = gather_axis_vjp,
+    .jvp = gather_axis_jvp,
     .name_of = gather_axis_name,
 };
 

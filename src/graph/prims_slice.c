@@ -8,6 +8,7 @@
 
 #include "graph/elementwise.h"
 #include "graph/build.h"
+#include "graph/prims_scatter.h"
 #include "graph/prims_slice.h"
 #include "runtime/error.h"
 
@@ -250,11 +251,51 @@ const mc_prim_info mc_prim_slice = {
     .jvp = mc_jvp_linear,
 };
 
+/* AsStrided's derivatives (MLX's AsStrided::vjp and jvp). */
+
+/* The cotangent scatter-added into zeros of the input's size through the
+ * flat positions the view read (the same view of 0, 1, ..., n - 1), so an
+ * element read by several windows gets the sum of their parts. */
+static int as_strided_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                          const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    mc_array *x = node->inputs[0];
+    if (x->size > INT_MAX || cot->size > INT_MAX)
+        return mc_error("[%s] Cannot differentiate as_strided over more than %d elements.", fn, INT_MAX);
+    int n = (int)x->size, m = (int)cot->size;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *pos = mc_gb_arange(&s, n, MLX_INT32);
+    mc_array *read = mc_gb_reshape(&s, mc_gb_like(&s, node, &pos, 1), 1, &m);
+    mc_array *g = mc_gb_scatter_axis(&s, mc_gb_zeros(&s, 1, &n, x->dtype), read, mc_gb_reshape(&s, cot, 1, &m), 0,
+                                     MC_SCATTER_SUM);
+    vjps[0] = mc_gb_finish_ref(&s, mc_gb_reshape(&s, g, x->ndim, x->shape));
+    return vjps[0] ? 0 : 1;
+}
+
+/* Linear: the same view of the tangent, made row-contiguous first since
+ * the view reads its input's row-major elements (a tangent may be a
+ * broadcast or a transposed view). */
+static mc_array *as_strided_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs,
+                                const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *t = mc_gb_contiguous(&s, tans[0]);
+    return mc_gb_finish_ref(&s, mc_gb_like(&s, node, &t, 1));
+}
+
 const mc_prim_info mc_prim_as_strided = {
     .name = "AsStrided",
     .arity = 1,
     .infer = as_strided_infer,
     .eval = as_strided_eval,
+    .vjp = as_strided_vjp,
+    .jvp = as_strided_jvp,
 };
 
 const mc_prim_info mc_prim_diagonal = {
