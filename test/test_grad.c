@@ -256,6 +256,48 @@ static int f_take_along_axis(mlx_array *o, const mlx_array *x, mlx_stream s)
     mlx_array_free(i);
     return rc;
 }
+/* a (1, 3) broadcast against indices (4, 2) outside the axis. */
+static int f_take_along_axis_bcast(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    const int32_t idx[8] = {2, 0, 1, 1, 0, 2, -1, 1};
+    const int shape[2] = {4, 2};
+    mlx_array i = tu_i32(idx, shape, 2);
+    int rc = mlx_take_along_axis(o, x[0], i, 1, s);
+    mlx_array_free(i);
+    return rc;
+}
+/* Indices outside the axis read the clamped element; its cotangent goes
+ * back to that element (the scatter places indices as the gather does). */
+static int f_take_out_of_range(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    const int32_t idx[3] = {9, -7, 4};
+    const int shape[1] = {3};
+    mlx_array i = tu_i32(idx, shape, 1);
+    int rc = mlx_take_axis(o, x[0], i, 1, s);
+    mlx_array_free(i);
+    return rc;
+}
+/* Distinct indices along the axis: with a repeat, only the last update is
+ * kept, while MLX's vjp gives each its cotangent. */
+static int f_put_along_axis(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    const int32_t idx[6] = {0, 2, 3, 1, 1, -4};
+    const int shape[2] = {3, 2};
+    mlx_array i = tu_i32(idx, shape, 2);
+    int rc = mlx_put_along_axis(o, x[0], i, x[1], 1, s);
+    mlx_array_free(i);
+    return rc;
+}
+/* Repeated indices, a (1, 4) and updates (3, 1) both broadcast. */
+static int f_scatter_add_axis(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    const int32_t idx[6] = {1, 1, 0, 3, 2, -2};
+    const int shape[2] = {3, 2};
+    mlx_array i = tu_i32(idx, shape, 2);
+    int rc = mlx_scatter_add_axis(o, x[0], i, x[1], 1, s);
+    mlx_array_free(i);
+    return rc;
+}
 static int f_where(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     mlx_array c = mlx_array_new();
@@ -394,6 +436,10 @@ static const grad_case cases[] = {
     {"split", f_split, 1, {2}, {{2, 6}}, -1, 1, 0},
     {"take", f_take, 1, {2}, {{2, 5}}, -1, 1, 0},
     {"take_along_axis", f_take_along_axis, 1, {2}, {{4, 3}}, -1, 1, 0},
+    {"take_along_axis_broadcast", f_take_along_axis_bcast, 1, {2}, {{1, 3}}, -1, 1, 0},
+    {"take_out_of_range", f_take_out_of_range, 1, {2}, {{2, 5}}, -1, 1, 0},
+    {"put_along_axis", f_put_along_axis, 2, {2, 2}, {{3, 4}, {3, 2}}, -1, 1, 0},
+    {"scatter_add_axis", f_scatter_add_axis, 2, {2, 2}, {{1, 4}, {3, 1}}, -1, 1, 0},
     {"trace", f_trace, 1, {2}, {{3, 3}}, -1, 1, 0},
     /* linear algebra */
     {"matmul", f_matmul, 2, {2, 2}, {{2, 3}, {3, 4}}, -1, 1, 0},
