@@ -120,7 +120,8 @@ def render(lib):
         "kwargs, and vmap (`mlx_detail_vmap_trace`, `mlx_detail_vmap_replace`); the headers random.h, fast.h, fft.h, linalg.h, io.h,",
         "io_types.h, map.h, export.h, distributed.h, distributed_group.h,",
         "metal.h and cuda.h; and the ops of ops.h beyond tier 1 (sort and",
-        "partition, gather/scatter, convolutions, quantization among them).",
+        "partition, gather/scatter other than put_along_axis and scatter_add_axis,",
+        "convolutions, quantization among them).",
         "",
     ]
     total = done = 0

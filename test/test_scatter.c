@@ -5,7 +5,8 @@
  * value wins, sums accumulate), negative and out-of-range indices (clamped,
  * our documented rule), every element size and the sum of every dtype
  * class, non-contiguous operands, an input that must not be overwritten,
- * MLX's errors, and the derivative rules' refusal of indices. */
+ * MLX's errors, and what the scatter's and take's derivative rules do with
+ * indices (finite differences in test_grad.c check the rest). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -413,6 +414,48 @@ static void test_scatter_has_no_derivative_for_its_indices(void **state)
     mlx_array_free(w);
 }
 
+static int take_fn(mlx_vector_array *res, const mlx_vector_array args, void *payload)
+{
+    (void)payload;
+    mlx_array x[2] = {mlx_array_new(), mlx_array_new()}, y = mlx_array_new();
+    int rc = mlx_vector_array_get(&x[0], args, 0) || mlx_vector_array_get(&x[1], args, 1) ||
+             mlx_take_along_axis(&y, x[0], x[1], 0, S) || mlx_vector_array_set_value(res, y);
+    TU_FREE(x[0], x[1], y);
+    return rc;
+}
+
+static void test_take_gives_its_indices_zero_cotangents(void **state)
+{
+    (void)state;
+    /* MLX's GatherAxis::vjp: zeros of the indices' shape and dtype; the
+     * array's cotangent adds up over the repeated index */
+    mlx_array x[2] = {ARR(MLX_FLOAT32, VALS(1, 2, 3), 3), ARR(MLX_INT32, VALS(2, 2, 0, -1), 4)};
+    mlx_vector_array primals = mlx_vector_array_new_data(x, 2), cots = mlx_vector_array_new();
+    mlx_vector_array outs = mlx_vector_array_new(), grads = mlx_vector_array_new();
+    mlx_array w = ARR(MLX_FLOAT32, VALS(1, 10, 100, 1000), 4), g = mlx_array_new();
+    OK(mlx_vector_array_append_value(cots, w));
+    mlx_closure f = mlx_closure_new_func_payload(take_fn, NULL, NULL);
+    OK(mlx_vjp(&outs, &grads, f, primals, cots));
+    OK(mlx_vector_array_get(&g, grads, 0));
+    EXPECT_VALS(g, SHAPE(3), VALS(100, 0, 1011));
+    OK(mlx_vector_array_get(&g, grads, 1));
+    assert_int_equal(mlx_array_dtype(g), MLX_INT32);
+    EXPECT_VALS(g, SHAPE(4), VALS(0, 0, 0, 0));
+    /* and no tangent through the indices */
+    mlx_vector_array tans = mlx_vector_array_new_data(x, 2);
+    assert_int_not_equal(mlx_jvp(&outs, &grads, f, primals, tans), 0);
+    assert_true(tu_last_error_has("Cannot calculate JVP with respect to indices."));
+    tu_reset_errors();
+    mlx_closure_free(f);
+    mlx_vector_array_free(tans);
+    mlx_vector_array_free(primals);
+    mlx_vector_array_free(cots);
+    mlx_vector_array_free(outs);
+    mlx_vector_array_free(grads);
+    tu_free_n(x, 2);
+    TU_FREE(w, g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -436,6 +479,7 @@ int main(void)
         T(test_scatter_of_an_empty_array_returns_it),
         T(test_scatter_bad_arguments_fail_with_one_message),
         T(test_scatter_has_no_derivative_for_its_indices),
+        T(test_take_gives_its_indices_zero_cotangents),
 #undef T
     };
     return cmocka_run_group_tests_name("scatter", tests, tu_group_setup, tu_group_teardown);
