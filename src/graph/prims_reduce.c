@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "graph/build.h"
-#include "graph/prims_index.h"
 #include "graph/prims_reduce.h"
 #include "graph/reduce_view.h"
 #include "runtime/error.h"
@@ -498,10 +497,7 @@ static mc_array *extremum_jvp(mc_gb *s, mc_array *node, mc_array *t, const mc_re
     mc_array *idx = mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_ARGREDUCE, &x, 1, &ap, sizeof ap));
     if (!idx)
         return NULL;
-    mc_gather_axis_params gp = {axis, 1};
-    mc_array *in[2] = {t, idx};
-    mc_array *r = mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_GATHER_AXIS, in, 2, &gp, sizeof gp));
-    return mc_gb_reshape(s, r, node->ndim, node->shape);
+    return mc_gb_reshape(s, mc_gb_gather_axis(s, t, idx, axis, 1), node->ndim, node->shape);
 }
 
 static mc_array *reduce_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
