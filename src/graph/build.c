@@ -6,6 +6,8 @@
 
 #include "graph/prims_binary.h"
 #include "graph/prims_copy.h"
+#include "graph/prims_create.h"
+#include "graph/prims_index.h"
 #include "graph/prims_reduce.h"
 #include "graph/prims_scan.h"
 #include "graph/prims_unary.h"
@@ -343,4 +345,58 @@ mc_array *mc_gb_sum_to_shape(mc_gb *s, mc_array *a, int ndim, const int *shape)
             axes[n++] = d;
     mc_array *r = mc_gb_sum(s, a, axes, n);
     return mc_gb_reshape(s, r, ndim, shape);
+}
+
+mc_array *mc_gb_iota(mc_gb *s, int n, int axis, int ndim)
+{
+    if (s->failed)
+        return NULL;
+    mc_arange_params p;
+    memset(&p, 0, sizeof p);
+    p.step = 1;
+    p.dtype = MLX_INT32;
+    p.count = n;
+    mc_array *r = mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_ARANGE, NULL, 0, &p, sizeof p));
+    int shape[MC_MAX_NDIM];
+    for (int d = 0; d < ndim; d++)
+        shape[d] = d == axis ? n : 1;
+    return mc_gb_reshape(s, r, ndim, shape);
+}
+
+mc_array *mc_gb_take_along(mc_gb *s, mc_array *a, mc_array *idx, int axis)
+{
+    if (s->failed || !a || !idx)
+        return NULL;
+    mc_gather_axis_params p = {axis, 1};
+    mc_array *in[2] = {a, idx};
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_GATHER_AXIS, in, 2, &p, sizeof p));
+}
+
+mc_array *mc_gb_softmax(mc_gb *s, mc_array *a, const int *sorted, int n, bool precise)
+{
+    if (s->failed || !a)
+        return NULL;
+    mc_softmax_params p;
+    memset(&p, 0, sizeof p);
+    p.n = n;
+    memcpy(p.axes, sorted, sizeof(int) * (size_t)n);
+    p.precise = precise;
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_SOFTMAX, &a, 1, &p, sizeof p));
+}
+
+mc_array *mc_gb_pad_zeros(mc_gb *s, mc_array *a, int axis, int low, int high)
+{
+    mc_array *zero = a ? mc_gb_scalar(s, 0, a->dtype) : NULL;
+    if (!zero)
+        return NULL;
+    if (low == 0 && high == 0)
+        return a;
+    mc_pad_params p;
+    memset(&p, 0, sizeof p);
+    p.n = 1;
+    p.axes[0] = axis;
+    p.low[0] = low;
+    p.high[0] = high;
+    mc_array *in[2] = {a, zero};
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_PAD, in, 2, &p, sizeof p));
 }
