@@ -130,6 +130,17 @@ static int f_softmax_axis1(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_softmax_axis(o, x[0], 1, false, s);
 }
+static int f_softmax_axes(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    const int axes[2] = {0, 2};
+    return mlx_softmax_axes(o, x[0], axes, 2, true, s);
+}
+static int f_logsumexp(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_logsumexp(o, x[0], true, s); }
+static int f_logsumexp_axes(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    const int axes[2] = {0, 2};
+    return mlx_logsumexp_axes(o, x[0], axes, 2, false, s);
+}
 static int f_cumsum(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_cumsum(o, x[0], 1, false, true, s);
@@ -431,6 +442,9 @@ static const grad_case cases[] = {
     {"var_axis_ddof1", f_var_axis1, 1, {2}, {{3, 4}}, -1, 1, 0},
     {"std", f_std, 1, {2}, {{3, 4}}, -1, 1, 0},
     {"softmax_axis", f_softmax_axis1, 1, {2}, {{3, 4}}, -1, 1, 0},
+    {"softmax_axes_precise", f_softmax_axes, 1, {3}, {{2, 3, 2}}, -1, 1, 0},
+    {"logsumexp_keepdims", f_logsumexp, 1, {2}, {{3, 4}}, -1, 1, 0},
+    {"logsumexp_axes", f_logsumexp_axes, 1, {3}, {{2, 3, 2}}, -1, 1, 0},
     /* scans */
     {"cumsum", f_cumsum, 1, {2}, {{3, 4}}, -1, 1, 0},
     {"cumsum_reverse_exclusive", f_cumsum_rev_excl, 1, {2}, {{3, 4}}, -1, 1, 0},
