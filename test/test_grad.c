@@ -263,6 +263,12 @@ static int f_diagonal(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_diagonal(o, x[0], 1, 0, 1, s);
 }
+/* a negative offset on a 3-d input, the axes reversed: the diagonal's
+ * cotangent goes back below the main diagonal of axes (2, 0) */
+static int f_diagonal_3d(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_diagonal(o, x[0], -1, 2, 0, s);
+}
 static int f_tril(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_tril(o, x[0], 0, s); }
 static int f_pad(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
@@ -362,7 +368,7 @@ static int f_tensordot(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_tensordot_axis(o, x[0], x[1], 1, s);
 }
-static int f_trace(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_trace(o, x[0], 0, 0, 1, 0, s); }
+static int f_trace(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_trace(o, x[0], 0, 0, 1, MLX_FLOAT64, s); }
 /* A chain through several families at once, as a model's layer is. */
 static int f_mlp(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
@@ -475,6 +481,7 @@ static const grad_case cases[] = {
     {"slice_update", f_slice_update, 2, {2, 2}, {{3, 4}, {2, 2}}, -1, 1, 0},
     {"as_strided", f_as_strided, 1, {1}, {{6}}, -1, 1, 0},
     {"diagonal", f_diagonal, 1, {2}, {{3, 4}}, -1, 1, 0},
+    {"diagonal_3d_negative_offset", f_diagonal_3d, 1, {3}, {{3, 2, 4}}, -1, 1, 0},
     {"tril", f_tril, 1, {2}, {{3, 3}}, -1, 1, 0},
     {"pad", f_pad, 1, {2}, {{2, 3}}, -1, 1, 0},
     {"tile", f_tile, 1, {2}, {{2, 3}}, -1, 1, 0},
