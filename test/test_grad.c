@@ -368,7 +368,10 @@ static int f_tensordot(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_tensordot_axis(o, x[0], x[1], 1, s);
 }
-static int f_trace(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_trace(o, x[0], 0, 0, 1, MLX_FLOAT64, s); }
+static int f_trace(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_trace(o, x[0], 0, 0, 1, MLX_FLOAT64, s);
+}
 /* A chain through several families at once, as a model's layer is. */
 static int f_mlp(mlx_array *o, const mlx_array *x, mlx_stream s)
 {

@@ -140,6 +140,13 @@ static mc_array *scan_as(mc_gb *s, mc_array *a, int op, const mc_scan_params *p,
     return mc_gb_scan(s, a, op, p->axis, reverse, inclusive);
 }
 
+/* cumsum(prod * cot) in the other direction: the cotangent of cumprod's
+ * input times that input. */
+static mc_array *partial_grad(mc_gb *s, mc_array *prod, mc_array *cot, const mc_scan_params *p)
+{
+    return scan_as(s, mc_gb_op(s, MC_B_MULTIPLY, prod, cot), MC_S_SUM, p, !p->reverse, p->inclusive);
+}
+
 /* cumprod: the output's cotangent (MLX's vjp). */
 static mc_array *cumprod_vjp(mc_gb *s, mc_array *node, mc_array *cot, const mc_scan_params *p)
 {
@@ -157,10 +164,8 @@ static mc_array *cumprod_vjp(mc_gb *s, mc_array *node, mc_array *cot, const mc_s
      * at it: the same with that zero taken as one; after it: zero */
     mc_array *with_one = scan_as(s, mc_gb_where(s, first_zero, mc_gb_scalar(s, 1, d), x), MC_S_PROD, p,
                                  p->reverse, p->inclusive);
-    mc_array *g_one = scan_as(s, mc_gb_op(s, MC_B_MULTIPLY, with_one, cot), MC_S_SUM, p, !p->reverse, p->inclusive);
-    mc_array *g = mc_gb_op(s, MC_B_DIVIDE,
-                           scan_as(s, mc_gb_op(s, MC_B_MULTIPLY, node, cot), MC_S_SUM, p, !p->reverse, p->inclusive),
-                           x);
+    mc_array *g_one = partial_grad(s, with_one, cot, p);
+    mc_array *g = mc_gb_op(s, MC_B_DIVIDE, partial_grad(s, node, cot, p), x);
     return mc_gb_where(s, first_zero, g_one, mc_gb_where(s, eq_zero, zero, g));
 }
 
@@ -191,7 +196,8 @@ static mc_array *log_part(mc_gb *s, mc_array *v, bool neg)
 {
     mlx_dtype d = v->dtype;
     mc_array *sel = mc_gb_op(s, neg ? MC_B_LESS : MC_B_GREATER, v, mc_gb_scalar(s, 0, d));
-    return mc_gb_where(s, sel, mc_gb_unary(s, MC_U_LOG, mc_gb_unary(s, MC_U_ABS, v)), mc_gb_scalar(s, lowest(d), d));
+    mc_array *log_abs = mc_gb_unary(s, MC_U_LOG, mc_gb_unary(s, MC_U_ABS, v));
+    return mc_gb_where(s, sel, log_abs, mc_gb_scalar(s, lowest(d), d));
 }
 
 /* logcumsumexp: MLX's vjp, the cotangent split into its positive and

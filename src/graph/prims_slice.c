@@ -266,7 +266,8 @@ static int diagonal_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const in
         mc_array *col = mc_gb_reshape(&s, rows, nd, shape);
         shape[nd - 1] = s2;
         mc_array *spread = mc_gb_transpose(&s, mc_gb_broadcast(&s, col, nd, shape), perm);
-        mc_array *diff = mc_gb_op(&s, MC_B_SUBTRACT, mc_gb_iota(&s, s2, p->axis2, nd), mc_gb_iota(&s, s1, p->axis1, nd));
+        mc_array *cols = mc_gb_iota(&s, s2, p->axis2, nd), *rows_at = mc_gb_iota(&s, s1, p->axis1, nd);
+        mc_array *diff = mc_gb_op(&s, MC_B_SUBTRACT, cols, rows_at);
         mc_array *mask = mc_gb_op(&s, MC_B_EQUAL, diff, mc_gb_scalar(&s, p->offset, MLX_INT32));
         r = mc_gb_where(&s, mask, spread, mc_gb_scalar(&s, 0, x->dtype));
     }
