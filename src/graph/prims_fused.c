@@ -396,11 +396,14 @@ static int fused_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *
         mc_array *step = vals[v];
         rc = mc_prims[step->prim]->vjp(g, step, c, args, na, fn);
         mc_array_release(c);
-        for (int j = 0; j < na; j++)
-            if (!rc && accumulate(acc, ops[args[j]], g[j], fn))
-                rc = 1;
-            else if (rc)
+        if (rc) /* nothing was stored in g */
+            break;
+        for (int j = 0; j < na; j++) {
+            if (rc)
                 mc_array_release(g[j]);
+            else
+                rc = accumulate(acc, ops[args[j]], g[j], fn);
+        }
     }
     /* inputs the chain does not reach from the output get zeros */
     for (int k = 0; k < nargs && !rc; k++) {
