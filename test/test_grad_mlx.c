@@ -1,0 +1,114 @@
+/* Suite 'grad_mlx': the vjp and jvp of the scans, softmax, logsumexp and
+ * diagonal in float32 against MLX 0.31.1's own results
+ * (test/fixtures/grad_cases.h, written by scripts/make_grad_fixtures.py):
+ * cumprod with zeros in its input (MLX's first-zero gradient), exclusive
+ * and reverse scans, logcumsumexp's signed cotangents, softmax and
+ * logsumexp along either axis, off-centre diagonals. A jvp is compared
+ * only where MLX has one. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <cmocka.h>
+
+#include "fixtures/grad_cases.h"
+#include "test_util.h"
+
+/* The ops, in the order of OPS in scripts/make_grad_fixtures.py. */
+enum { OP_CUMSUM, OP_CUMPROD, OP_LOGCUMSUMEXP, OP_SOFTMAX, OP_LOGSUMEXP, OP_DIAGONAL };
+
+static int apply_fixture(mlx_vector_array *res, const mlx_vector_array args, void *payload)
+{
+    const grad_fixture *c = payload;
+    const int *p = c->p;
+    mlx_stream s = tu_stream();
+    mlx_array x = mlx_array_new(), o = mlx_array_new();
+    int rc = mlx_vector_array_get(&x, args, 0);
+    if (!rc) {
+        switch (c->op) {
+        case OP_CUMSUM: rc = mlx_cumsum(&o, x, p[0], p[1], p[2], s); break;
+        case OP_CUMPROD: rc = mlx_cumprod(&o, x, p[0], p[1], p[2], s); break;
+        case OP_LOGCUMSUMEXP: rc = mlx_logcumsumexp(&o, x, p[0], p[1], p[2], s); break;
+        case OP_SOFTMAX: rc = mlx_softmax_axis(&o, x, p[0], p[1], s); break;
+        case OP_LOGSUMEXP: rc = mlx_logsumexp_axis(&o, x, p[0], p[1], s); break;
+        default: rc = mlx_diagonal(&o, x, p[0], p[1], p[2], s); break;
+        }
+    }
+    if (!rc)
+        rc = mlx_vector_array_set_value(res, o);
+    mlx_array_free(o);
+    mlx_array_free(x);
+    return rc;
+}
+
+static void expect_values(const char *what, const char *name, mlx_array got, const float *want, size_t n)
+{
+    assert_int_equal(mlx_array_eval(got), 0);
+    assert_int_equal(mlx_array_dtype(got), MLX_FLOAT32);
+    assert_int_equal(mlx_array_size(got), n);
+    for (size_t i = 0; i < n; i++) {
+        double g = tu_get(got, i), w = want[i];
+        if (!(fabs(g - w) <= 1e-5 + 1e-5 * fabs(w)))
+            fail_msg("%s: %s [%zu]: got %.9g, MLX %.9g", name, what, i, g, w);
+    }
+}
+
+static void check_fixture(const grad_fixture *c)
+{
+    const int in_shape[2] = {3, 4};
+    mlx_array x = tu_f32(c->x, in_shape, 2), cot = tu_f32(c->cot, c->out_shape, c->out_ndim);
+    mlx_array t = tu_f32(c->t, in_shape, 2);
+    mlx_closure f = mlx_closure_new_func_payload(apply_fixture, (void *)c, NULL);
+    mlx_vector_array primals = mlx_vector_array_new_data(&x, 1), cots = mlx_vector_array_new_data(&cot, 1);
+    mlx_vector_array tans = mlx_vector_array_new_data(&t, 1);
+    mlx_vector_array outs = mlx_vector_array_new(), res = mlx_vector_array_new();
+    mlx_array r = mlx_array_new();
+
+    if (mlx_vjp(&outs, &res, f, primals, cots))
+        fail_msg("%s: mlx_vjp failed: %s", c->name, tu_last_error());
+    assert_int_equal(mlx_vector_array_get(&r, res, 0), 0);
+    expect_values("vjp", c->name, r, c->vjp, 12);
+
+    if (c->has_jvp) {
+        mlx_vector_array_free(outs);
+        mlx_vector_array_free(res);
+        outs = mlx_vector_array_new();
+        res = mlx_vector_array_new();
+        if (mlx_jvp(&outs, &res, f, primals, tans))
+            fail_msg("%s: mlx_jvp failed: %s", c->name, tu_last_error());
+        assert_int_equal(mlx_vector_array_get(&r, res, 0), 0);
+        expect_values("jvp", c->name, r, c->jvp, mlx_array_size(r));
+    }
+
+    mlx_array_free(r);
+    mlx_vector_array_free(res);
+    mlx_vector_array_free(outs);
+    mlx_vector_array_free(tans);
+    mlx_vector_array_free(cots);
+    mlx_vector_array_free(primals);
+    mlx_closure_free(f);
+    mlx_array_free(t);
+    mlx_array_free(cot);
+    mlx_array_free(x);
+}
+
+static void test_gradients_match_mlx(void **state) { check_fixture(*state); }
+
+enum { N_FIXTURES = sizeof grad_fixtures / sizeof grad_fixtures[0] };
+
+/* One test per fixture, named for it. */
+int main(void)
+{
+    static struct CMUnitTest tests[N_FIXTURES];
+    static char names[N_FIXTURES][80];
+    printf("fixtures from mlx %s\n", GF_MLX_VERSION);
+    for (int i = 0; i < N_FIXTURES; i++) {
+        snprintf(names[i], sizeof names[i], "gradients_of_%s_match_mlx", grad_fixtures[i].name);
+        tests[i] = (struct CMUnitTest){names[i], test_gradients_match_mlx, NULL, tu_test_teardown,
+                                       (void *)&grad_fixtures[i]};
+    }
+    return cmocka_run_group_tests_name("grad_mlx", tests, tu_group_setup, tu_group_teardown);
+}
