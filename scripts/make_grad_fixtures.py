@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Writes test/fixtures/grad_cases.h: MLX 0.31.1's vjp (and, where MLX has
-one, jvp) of the scans, softmax, logsumexp and diagonal in float32, which
-test/test_grad_mlx.c compares with.
+one, jvp) of the scans, softmax, logsumexp and diagonal in float32 (a few
+in float16 and bfloat16), which test/test_grad_mlx.c compares with.
 
 Each case names an op (an index into OPS below, the same order as the
 enum in the test), its parameters, one float32 input of shape 3x4, the
@@ -40,7 +40,7 @@ ZEROS[0, 1] = 0  # one zero in row 0
 ZEROS[1, 0] = 0  # two in row 1
 ZEROS[1, 2] = 0
 
-# (name, op, params, input)
+# (name, op, params, input[, dtype]); the default dtype is float32
 CASES = [
     ("cumsum", "cumsum", (1, 0, 1), BASE),
     ("cumsum_reverse_exclusive_axis0", "cumsum", (0, 1, 0), BASE),
@@ -58,7 +58,14 @@ CASES = [
     ("logsumexp_axis0", "logsumexp", (0, 0, 0), BASE),
     ("diagonal_offset1", "diagonal", (1, 0, 1), BASE),
     ("diagonal_offset_minus1_swapped", "diagonal", (-1, 1, 0), BASE),
+    ("cumprod_zeros_float16", "cumprod", (1, 0, 1), ZEROS, "float16"),
+    ("logcumsumexp_float16", "logcumsumexp", (1, 0, 1), BASE, "float16"),
+    ("softmax_float16", "softmax", (1, 0, 0), BASE, "float16"),
+    ("logsumexp_bfloat16", "logsumexp", (1, 1, 0), BASE, "bfloat16"),
+    ("cumsum_reverse_bfloat16", "cumsum", (1, 1, 1), BASE, "bfloat16"),
 ]
+DTYPES = {"float32": (mx.float32, "MLX_FLOAT32"), "float16": (mx.float16, "MLX_FLOAT16"),
+          "bfloat16": (mx.bfloat16, "MLX_BFLOAT16")}
 
 
 def pattern(n, phase):
@@ -82,6 +89,7 @@ def main():
              "typedef struct grad_fixture {",
              "    const char *name;",
              "    int op, p[3];",
+             "    mlx_dtype dtype; /* of the input, cotangent and tangent */",
              "    float x[12], t[12];",
              "    int out_ndim, out_shape[2];",
              "    float cot[12], vjp[12];",
@@ -89,25 +97,27 @@ def main():
              "    float jvp[12];",
              "} grad_fixture;",
              "static const grad_fixture grad_fixtures[] = {"]
-    for name, op, params, x in CASES:
+    for name, op, params, x, *rest in CASES:
+        dt, dt_name = DTYPES[rest[0] if rest else "float32"]
         fn, has_jvp = OPS[OP_INDEX[op]][1], OPS[OP_INDEX[op]][2]
-        xa = mx.array(x)
+        xa = mx.array(x).astype(dt)
         f = lambda a: fn(a, *params)
         out = f(xa)
-        cot = mx.array(pattern(out.size, 0.4).reshape(out.shape))
-        tan = mx.array(pattern(12, 2.1).reshape(3, 4))
+        cot = mx.array(pattern(out.size, 0.4).reshape(out.shape)).astype(dt)
+        tan = mx.array(pattern(12, 2.1).reshape(3, 4)).astype(dt)
         _, (g,) = mx.vjp(f, [xa], [cot])
         jvp = np.zeros(out.size, dtype=np.float32)
         if has_jvp:
             _, (j,) = mx.jvp(f, [xa], [tan])
-            jvp = np.array(j)
+            jvp = np.array(j.astype(mx.float32))
         shape = list(out.shape) + [1] * (2 - out.ndim)
-        lines.append(f'    {{"{name}", {OP_INDEX[op]}, {{{params[0]}, {params[1]}, {params[2]}}},')
-        lines.append(f"     {{{floats(x)}}},")
-        lines.append(f"     {{{floats(np.array(tan))}}},")
+        f32 = lambda a: np.array(a.astype(mx.float32))
+        lines.append(f'    {{"{name}", {OP_INDEX[op]}, {{{params[0]}, {params[1]}, {params[2]}}}, {dt_name},')
+        lines.append(f"     {{{floats(f32(xa))}}},")
+        lines.append(f"     {{{floats(f32(tan))}}},")
         lines.append(f"     {out.ndim}, {{{shape[0]}, {shape[1]}}},")
-        lines.append(f"     {{{floats(np.array(cot))}}},")
-        lines.append(f"     {{{floats(np.array(g))}}},")
+        lines.append(f"     {{{floats(f32(cot))}}},")
+        lines.append(f"     {{{floats(f32(g))}}},")
         lines.append(f"     {int(has_jvp)}, {{{floats(jvp)}}}}},")
     lines.append("};")
     with open(OUT, "w") as fh:

@@ -1,5 +1,6 @@
 /* Suite 'grad_mlx': the vjp and jvp of the scans, softmax, logsumexp and
- * diagonal in float32 against MLX 0.31.1's own results
+ * diagonal in float32 (a few in float16 and bfloat16, computed in that
+ * type as MLX does) against MLX 0.31.1's own results
  * (test/fixtures/grad_cases.h, written by scripts/make_grad_fixtures.py):
  * cumprod with zeros in its input (MLX's first-zero gradient), exclusive
  * and reverse scans, logcumsumexp's signed cotangents, softmax and
@@ -14,8 +15,9 @@
 
 #include <cmocka.h>
 
-#include "fixtures/grad_cases.h"
 #include "test_util.h"
+
+#include "fixtures/grad_cases.h"
 
 /* The ops, in the order of OPS in scripts/make_grad_fixtures.py. */
 enum { OP_CUMSUM, OP_CUMPROD, OP_LOGCUMSUMEXP, OP_SOFTMAX, OP_LOGSUMEXP, OP_DIAGONAL };
@@ -44,23 +46,35 @@ static int apply_fixture(mlx_vector_array *res, const mlx_vector_array args, voi
     return rc;
 }
 
-static void expect_values(const char *what, const char *name, mlx_array got, const float *want, size_t n)
+/* Values of c's dtype from float32 ones (exact for the fixtures' values,
+ * which MLX rounded to that dtype). */
+static mlx_array typed(const grad_fixture *c, const float *v, const int *shape, int ndim)
 {
+    mlx_array a = tu_f32(v, shape, ndim);
+    assert_int_equal(mlx_astype(&a, a, c->dtype, tu_stream()), 0);
+    return a;
+}
+
+static void expect_values(const grad_fixture *c, const char *what, mlx_array got, const float *want, size_t n)
+{
+    /* float32: summation order; the half types: a rounding or two of their
+     * own (measured at most 1.2e-3 for float16, 1 ulp for bfloat16) */
+    double tol = c->dtype == MLX_FLOAT32 ? 1e-5 : c->dtype == MLX_FLOAT16 ? 4e-3 : 3e-2;
     assert_int_equal(mlx_array_eval(got), 0);
-    assert_int_equal(mlx_array_dtype(got), MLX_FLOAT32);
+    assert_int_equal(mlx_array_dtype(got), c->dtype);
     assert_int_equal(mlx_array_size(got), n);
     for (size_t i = 0; i < n; i++) {
         double g = tu_get(got, i), w = want[i];
-        if (!(fabs(g - w) <= 1e-5 + 1e-5 * fabs(w)))
-            fail_msg("%s: %s [%zu]: got %.9g, MLX %.9g", name, what, i, g, w);
+        if (!(fabs(g - w) <= tol + tol * fabs(w)))
+            fail_msg("%s: %s [%zu]: got %.9g, MLX %.9g", c->name, what, i, g, w);
     }
 }
 
 static void check_fixture(const grad_fixture *c)
 {
     const int in_shape[2] = {3, 4};
-    mlx_array x = tu_f32(c->x, in_shape, 2), cot = tu_f32(c->cot, c->out_shape, c->out_ndim);
-    mlx_array t = tu_f32(c->t, in_shape, 2);
+    mlx_array x = typed(c, c->x, in_shape, 2), cot = typed(c, c->cot, c->out_shape, c->out_ndim);
+    mlx_array t = typed(c, c->t, in_shape, 2);
     mlx_closure f = mlx_closure_new_func_payload(apply_fixture, (void *)c, NULL);
     mlx_vector_array primals = mlx_vector_array_new_data(&x, 1), cots = mlx_vector_array_new_data(&cot, 1);
     mlx_vector_array tans = mlx_vector_array_new_data(&t, 1);
@@ -70,7 +84,7 @@ static void check_fixture(const grad_fixture *c)
     if (mlx_vjp(&outs, &res, f, primals, cots))
         fail_msg("%s: mlx_vjp failed: %s", c->name, tu_last_error());
     assert_int_equal(mlx_vector_array_get(&r, res, 0), 0);
-    expect_values("vjp", c->name, r, c->vjp, 12);
+    expect_values(c, "vjp", r, c->vjp, 12);
 
     if (c->has_jvp) {
         mlx_vector_array_free(outs);
@@ -80,7 +94,7 @@ static void check_fixture(const grad_fixture *c)
         if (mlx_jvp(&outs, &res, f, primals, tans))
             fail_msg("%s: mlx_jvp failed: %s", c->name, tu_last_error());
         assert_int_equal(mlx_vector_array_get(&r, res, 0), 0);
-        expect_values("jvp", c->name, r, c->jvp, mlx_array_size(r));
+        expect_values(c, "jvp", r, c->jvp, mlx_array_size(r));
     }
 
     mlx_array_free(r);
