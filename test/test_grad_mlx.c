@@ -111,12 +111,68 @@ static void check_fixture(const grad_fixture *c)
 
 static void test_gradients_match_mlx(void **state) { check_fixture(*state); }
 
+/* cummax/cummin have no vjp in MLX (it raises); ours sends each output's
+ * cotangent to the input it took its value from, on a tie the latest one
+ * in scan order. payload: {reverse, cummin instead of cummax}. */
+static int apply_cumext(mlx_vector_array *res, const mlx_vector_array args, void *payload)
+{
+    const int *mode = payload;
+    mlx_array x = mlx_array_new(), o = mlx_array_new();
+    int rc = mlx_vector_array_get(&x, args, 0) ||
+             (mode[1] ? mlx_cummin(&o, x, 0, mode[0], true, tu_stream())
+                      : mlx_cummax(&o, x, 0, mode[0], true, tu_stream())) ||
+             mlx_vector_array_set_value(res, o);
+    mlx_array_free(o);
+    mlx_array_free(x);
+    return rc;
+}
+
+static void expect_cumext_vjp(const float *xv, int reverse, int use_min, const float *want)
+{
+    const int shape[1] = {4}, mode[2] = {reverse, use_min};
+    const float ones[4] = {1, 1, 1, 1};
+    mlx_array x = tu_f32(xv, shape, 1), w = tu_f32(ones, shape, 1), g = mlx_array_new();
+    mlx_closure f = mlx_closure_new_func_payload(apply_cumext, (void *)mode, NULL);
+    mlx_vector_array primals = mlx_vector_array_new_data(&x, 1), cots = mlx_vector_array_new_data(&w, 1);
+    mlx_vector_array outs = mlx_vector_array_new(), res = mlx_vector_array_new();
+    assert_int_equal(mlx_vjp(&outs, &res, f, primals, cots), 0);
+    assert_int_equal(mlx_vector_array_get(&g, res, 0), 0);
+    assert_int_equal(mlx_array_eval(g), 0);
+    for (size_t i = 0; i < 4; i++)
+        if (tu_get(g, i) != want[i])
+            fail_msg("reverse %d min %d: vjp [%zu] = %g, want %g", reverse, use_min, i, tu_get(g, i),
+                     (double)want[i]);
+    mlx_array_free(g);
+    mlx_vector_array_free(res);
+    mlx_vector_array_free(outs);
+    mlx_vector_array_free(cots);
+    mlx_vector_array_free(primals);
+    mlx_closure_free(f);
+    mlx_array_free(w);
+    mlx_array_free(x);
+}
+
+static void test_cummax_and_cummin_ties_go_to_the_latest_source(void **state)
+{
+    (void)state;
+    const float x[4] = {1, 3, 3, 2};
+    /* forward cummax [1, 3, 3, 3]: sources 0, 1, 2, 2 */
+    expect_cumext_vjp(x, 0, 0, (const float[]){1, 1, 2, 0});
+    /* reverse cummax [3, 3, 3, 2]: sources 1, 1, 2, 3 (scanning from the
+     * end, index 2 is reached first and index 1 is the latest tie) */
+    expect_cumext_vjp(x, 1, 0, (const float[]){0, 2, 1, 1});
+    /* forward cummin [1, 1, 1, 1]: every output from index 0 */
+    expect_cumext_vjp(x, 0, 1, (const float[]){4, 0, 0, 0});
+    /* reverse cummin [1, 2, 2, 2]: sources 0, 3, 3, 3 */
+    expect_cumext_vjp(x, 1, 1, (const float[]){1, 0, 0, 3});
+}
+
 enum { N_FIXTURES = sizeof grad_fixtures / sizeof grad_fixtures[0] };
 
-/* One test per fixture, named for it. */
+/* One test per fixture, named for it, then the ties. */
 int main(void)
 {
-    static struct CMUnitTest tests[N_FIXTURES];
+    static struct CMUnitTest tests[N_FIXTURES + 1];
     static char names[N_FIXTURES][80];
     printf("fixtures from mlx %s\n", GF_MLX_VERSION);
     for (int i = 0; i < N_FIXTURES; i++) {
@@ -124,5 +180,7 @@ int main(void)
         tests[i] = (struct CMUnitTest){names[i], test_gradients_match_mlx, NULL, tu_test_teardown,
                                        (void *)&grad_fixtures[i]};
     }
+    tests[N_FIXTURES] = (struct CMUnitTest)cmocka_unit_test_teardown(
+        test_cummax_and_cummin_ties_go_to_the_latest_source, tu_test_teardown);
     return cmocka_run_group_tests_name("grad_mlx", tests, tu_group_setup, tu_group_teardown);
 }
