@@ -130,6 +130,17 @@ static int f_softmax_axis1(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_softmax_axis(o, x[0], 1, false, s);
 }
+static int f_softmax_axes(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    const int axes[2] = {0, 2};
+    return mlx_softmax_axes(o, x[0], axes, 2, true, s);
+}
+static int f_logsumexp(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_logsumexp(o, x[0], true, s); }
+static int f_logsumexp_axes(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    const int axes[2] = {0, 2};
+    return mlx_logsumexp_axes(o, x[0], axes, 2, false, s);
+}
 static int f_cumsum(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_cumsum(o, x[0], 1, false, true, s);
@@ -149,6 +160,70 @@ static int f_cummax(mlx_array *o, const mlx_array *x, mlx_stream s)
 static int f_logcumsumexp(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_logcumsumexp(o, x[0], 1, false, true, s);
+}
+/* x - c, c holding the test's own input values where bit i of `zeros` is
+ * set: at the point the table checks, those elements are exactly zero
+ * while x - c still moves with x. For a 3x4 input of [-1.5, 1.5]. */
+static double input_value(int k, int i, int n, double lo, double hi);
+static int with_zeros(mlx_array *o, const mlx_array x, uint64_t zeros, mlx_stream s)
+{
+    double c[12];
+    for (int i = 0; i < 12; i++)
+        c[i] = zeros >> i & 1 ? input_value(0, i, 12, -1.5, 1.5) : 0.0;
+    const int shape[2] = {3, 4};
+    mlx_array ca = tu_f64(c, shape, 2);
+    int rc = mlx_subtract(o, x, ca, s);
+    mlx_array_free(ca);
+    return rc;
+}
+/* Row 0 has a zero at [1], row 1 two at [0] and [2], row 2 none. */
+enum { ZEROS = 0x52 };
+#define CUMPROD_ZEROS(name, axis, reverse, inclusive)                                                          \
+    static int name(mlx_array *o, const mlx_array *x, mlx_stream s)                                           \
+    {                                                                                                          \
+        return with_zeros(o, x[0], ZEROS, s) || mlx_cumprod(o, *o, axis, reverse, inclusive, s);              \
+    }
+CUMPROD_ZEROS(f_cumprod_zeros, 1, false, true)
+CUMPROD_ZEROS(f_cumprod_excl_zeros, 1, false, false)
+CUMPROD_ZEROS(f_cumprod_rev_zeros, 1, true, true)
+CUMPROD_ZEROS(f_cumprod_rev_excl_axis0_zeros, 0, true, false)
+/* The exclusive scans' first output is -inf (the identity): clipped at
+ * -1e3 so that the loss stays finite. */
+static int clip_identity(mlx_array *o, mlx_stream s)
+{
+    mlx_array lo = mlx_array_new_float64(-1e3);
+    int rc = mlx_maximum(o, *o, lo, s);
+    mlx_array_free(lo);
+    return rc;
+}
+static int f_cumprod_excl(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_cumprod(o, x[0], 1, false, false, s);
+}
+static int f_cummax_excl(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_cummax(o, x[0], 1, false, false, s) || clip_identity(o, s);
+}
+static int f_cummin_rev(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_cummin(o, x[0], 1, true, true, s);
+}
+/* the identity of an exclusive cummin is +inf: negated and clipped */
+static int f_cummin_rev_excl_axis0(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_cummin(o, x[0], 0, true, false, s) || mlx_negative(o, *o, s) || clip_identity(o, s);
+}
+static int f_logcumsumexp_rev(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_logcumsumexp(o, x[0], 1, true, true, s);
+}
+static int f_logcumsumexp_excl(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_logcumsumexp(o, x[0], 1, false, false, s) || clip_identity(o, s);
+}
+static int f_logcumsumexp_rev_excl_axis0(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_logcumsumexp(o, x[0], 0, true, false, s) || clip_identity(o, s);
 }
 static int f_reshape(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
@@ -187,6 +262,12 @@ static int f_as_strided(mlx_array *o, const mlx_array *x, mlx_stream s)
 static int f_diagonal(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_diagonal(o, x[0], 1, 0, 1, s);
+}
+/* a negative offset on a 3-d input, the axes reversed: the diagonal's
+ * cotangent goes back below the main diagonal of axes (2, 0) */
+static int f_diagonal_3d(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_diagonal(o, x[0], -1, 2, 0, s);
 }
 static int f_tril(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_tril(o, x[0], 0, s); }
 static int f_pad(mlx_array *o, const mlx_array *x, mlx_stream s)
@@ -329,7 +410,10 @@ static int f_tensordot(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_tensordot_axis(o, x[0], x[1], 1, s);
 }
-static int f_trace(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_trace(o, x[0], 0, 0, 1, 0, s); }
+static int f_trace(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_trace(o, x[0], 0, 0, 1, MLX_FLOAT64, s);
+}
 /* A chain through several families at once, as a model's layer is. */
 static int f_mlp(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
@@ -409,12 +493,28 @@ static const grad_case cases[] = {
     {"var_axis_ddof1", f_var_axis1, 1, {2}, {{3, 4}}, -1, 1, 0},
     {"std", f_std, 1, {2}, {{3, 4}}, -1, 1, 0},
     {"softmax_axis", f_softmax_axis1, 1, {2}, {{3, 4}}, -1, 1, 0},
+    {"softmax_axes_precise", f_softmax_axes, 1, {3}, {{2, 3, 2}}, -1, 1, 0},
+    {"logsumexp_keepdims", f_logsumexp, 1, {2}, {{3, 4}}, -1, 1, 0},
+    {"logsumexp_axes", f_logsumexp_axes, 1, {3}, {{2, 3, 2}}, -1, 1, 0},
     /* scans */
     {"cumsum", f_cumsum, 1, {2}, {{3, 4}}, -1, 1, 0},
     {"cumsum_reverse_exclusive", f_cumsum_rev_excl, 1, {2}, {{3, 4}}, -1, 1, 0},
     {"cumprod", f_cumprod, 1, {2}, {{2, 4}}, 0.5, 1.5, 0},
     {"cummax", f_cummax, 1, {2}, {{3, 4}}, -1, 1, 0},
     {"logcumsumexp", f_logcumsumexp, 1, {2}, {{3, 4}}, -1, 1, 0},
+    /* with zeros: the first zero's gradient is the product of the others,
+     * every element after it gets none */
+    {"cumprod_exclusive", f_cumprod_excl, 1, {2}, {{3, 4}}, 0.5, 1.5, 0},
+    {"cumprod_zeros", f_cumprod_zeros, 1, {2}, {{3, 4}}, -1.5, 1.5, 0},
+    {"cumprod_exclusive_zeros", f_cumprod_excl_zeros, 1, {2}, {{3, 4}}, -1.5, 1.5, 0},
+    {"cumprod_reverse_zeros", f_cumprod_rev_zeros, 1, {2}, {{3, 4}}, -1.5, 1.5, 0},
+    {"cumprod_reverse_exclusive_axis0_zeros", f_cumprod_rev_excl_axis0_zeros, 1, {2}, {{3, 4}}, -1.5, 1.5, 0},
+    {"cummax_exclusive", f_cummax_excl, 1, {2}, {{3, 4}}, -1, 1, 0},
+    {"cummin_reverse", f_cummin_rev, 1, {2}, {{3, 4}}, -1, 1, 0},
+    {"cummin_reverse_exclusive_axis0", f_cummin_rev_excl_axis0, 1, {2}, {{4, 3}}, -1, 1, 0},
+    {"logcumsumexp_reverse", f_logcumsumexp_rev, 1, {2}, {{3, 4}}, -1, 1, 0},
+    {"logcumsumexp_exclusive", f_logcumsumexp_excl, 1, {2}, {{3, 4}}, -1, 1, 0},
+    {"logcumsumexp_reverse_exclusive_axis0", f_logcumsumexp_rev_excl_axis0, 1, {2}, {{4, 3}}, -1, 1, 0},
     /* views and layout */
     {"reshape", f_reshape, 1, {2}, {{2, 3}}, -1, 1, 0},
     {"transpose", f_transpose, 1, {3}, {{2, 3, 4}}, -1, 1, 0},
@@ -426,6 +526,7 @@ static const grad_case cases[] = {
     {"slice_update", f_slice_update, 2, {2, 2}, {{3, 4}, {2, 2}}, -1, 1, 0},
     {"as_strided", f_as_strided, 1, {1}, {{6}}, -1, 1, 0},
     {"diagonal", f_diagonal, 1, {2}, {{3, 4}}, -1, 1, 0},
+    {"diagonal_3d_negative_offset", f_diagonal_3d, 1, {3}, {{3, 2, 4}}, -1, 1, 0},
     {"tril", f_tril, 1, {2}, {{3, 3}}, -1, 1, 0},
     {"pad", f_pad, 1, {2}, {{2, 3}}, -1, 1, 0},
     {"tile", f_tile, 1, {2}, {{2, 3}}, -1, 1, 0},

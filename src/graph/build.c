@@ -390,6 +390,14 @@ mc_array *mc_gb_arange(mc_gb *s, int count, mlx_dtype dtype)
     return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_ARANGE, NULL, 0, &p, sizeof p));
 }
 
+mc_array *mc_gb_iota(mc_gb *s, int n, int axis, int ndim)
+{
+    int shape[MC_MAX_NDIM];
+    for (int d = 0; d < ndim; d++)
+        shape[d] = d == axis ? n : 1;
+    return mc_gb_reshape(s, mc_gb_arange(s, n, MLX_INT32), ndim, shape);
+}
+
 mc_array *mc_gb_contiguous(mc_gb *s, mc_array *a)
 {
     if (s->failed || !a)
@@ -421,4 +429,33 @@ mc_array *mc_gb_scatter_axis(mc_gb *s, mc_array *a, mc_array *idx, mc_array *upd
     p.reduce = reduce;
     mc_array *in[3] = {a, idx, upd};
     return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_SCATTER_AXIS, in, 3, &p, sizeof p));
+}
+
+mc_array *mc_gb_softmax(mc_gb *s, mc_array *a, const int *sorted, int n, bool precise)
+{
+    if (s->failed || !a)
+        return NULL;
+    mc_softmax_params p;
+    memset(&p, 0, sizeof p);
+    p.n = n;
+    memcpy(p.axes, sorted, sizeof(int) * (size_t)n);
+    p.precise = precise;
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_SOFTMAX, &a, 1, &p, sizeof p));
+}
+
+mc_array *mc_gb_pad_zeros(mc_gb *s, mc_array *a, int axis, int low, int high)
+{
+    mc_array *zero = a ? mc_gb_scalar(s, 0, a->dtype) : NULL;
+    if (!zero)
+        return NULL;
+    if (low == 0 && high == 0)
+        return a;
+    mc_pad_params p;
+    memset(&p, 0, sizeof p);
+    p.n = 1;
+    p.axes[0] = axis;
+    p.low[0] = low;
+    p.high[0] = high;
+    mc_array *in[2] = {a, zero};
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_PAD, in, 2, &p, sizeof p));
 }

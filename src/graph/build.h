@@ -128,6 +128,13 @@ mc_array *mc_gb_sum(mc_gb *s, mc_array *a, const int *sorted, int n);
 /* a summed down to shape: the inverse of broadcasting shape to a's shape
  * (leading axes summed away, size-1 axes summed with dims kept). */
 mc_array *mc_gb_sum_to_shape(mc_gb *s, mc_array *a, int ndim, const int *shape);
+/* int32 0, 1, ..., n-1 along axis of an ndim-d shape, 1 on every other
+ * axis (broadcasts against an array with n elements on axis). */
+mc_array *mc_gb_iota(mc_gb *s, int n, int axis, int ndim);
+/* A Softmax node of floating a over the sorted axes. */
+mc_array *mc_gb_softmax(mc_gb *s, mc_array *a, const int *sorted, int n, bool precise);
+/* a padded with low zeros before and high after along axis. */
+mc_array *mc_gb_pad_zeros(mc_gb *s, mc_array *a, int axis, int low, int high);
 
 /* Zeros of the given shape and dtype (a broadcast view of one element). */
 mc_array *mc_gb_zeros(mc_gb *s, int ndim, const int *shape, mlx_dtype dtype);

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "graph/build.h"
 #include "graph/elementwise.h"
 #include "graph/build.h"
 #include "graph/prims_scatter.h"
@@ -298,11 +299,60 @@ const mc_prim_info mc_prim_as_strided = {
     .jvp = as_strided_jvp,
 };
 
+/* Diagonal's vjp: the cotangent on the offset diagonal of zeros of the
+ * input's shape (MLX builds diagonal from as_strided, whose vjp scatters
+ * into zeros the same way). The cotangent is padded along its last axis
+ * to axis1's length (element k at row k + row offset), spread along axis2,
+ * moved to the input's axis order, and kept where column - row = offset. */
+static int diagonal_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                        const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    const mc_diagonal_params *p = node->params;
+    mc_array *x = node->inputs[0];
+    int nd = x->ndim, len = node->shape[node->ndim - 1];
+    int s1 = x->shape[p->axis1], s2 = x->shape[p->axis2];
+    int row0 = p->offset < 0 ? -p->offset : 0;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *r;
+    if (len == 0) {
+        r = mc_gb_zeros_like(&s, x);
+    } else {
+        mc_array *rows = mc_gb_pad_zeros(&s, cot, node->ndim - 1, row0, s1 - row0 - len);
+        int shape[MC_MAX_NDIM], perm[MC_MAX_NDIM], k = 0;
+        for (int d = 0; d < nd; d++) {
+            if (d == p->axis1) {
+                perm[d] = nd - 2;
+            } else if (d == p->axis2) {
+                perm[d] = nd - 1;
+            } else {
+                shape[k] = x->shape[d];
+                perm[d] = k++;
+            }
+        }
+        shape[nd - 2] = s1;
+        shape[nd - 1] = 1;
+        mc_array *col = mc_gb_reshape(&s, rows, nd, shape);
+        shape[nd - 1] = s2;
+        mc_array *spread = mc_gb_transpose(&s, mc_gb_broadcast(&s, col, nd, shape), perm);
+        mc_array *cols = mc_gb_iota(&s, s2, p->axis2, nd), *rows_at = mc_gb_iota(&s, s1, p->axis1, nd);
+        mc_array *diff = mc_gb_op(&s, MC_B_SUBTRACT, cols, rows_at);
+        mc_array *mask = mc_gb_op(&s, MC_B_EQUAL, diff, mc_gb_scalar(&s, p->offset, MLX_INT32));
+        r = mc_gb_where(&s, mask, spread, mc_gb_scalar(&s, 0, x->dtype));
+    }
+    vjps[0] = mc_gb_finish_ref(&s, r);
+    return vjps[0] ? 0 : 1;
+}
+
 const mc_prim_info mc_prim_diagonal = {
     .name = "Diagonal",
     .arity = 1,
     .infer = diagonal_infer,
     .eval = diagonal_eval,
+    .vjp = diagonal_vjp,
+    .jvp = mc_jvp_linear,
 };
 
 const mc_prim_info mc_prim_contiguous = {
