@@ -31,6 +31,7 @@
 
 #include "mlx/c/cpu.h"
 #include "simd/half_convert.h"
+#include "simd/reduce.h"
 #include "simd/simd.h"
 
 static const char *const all_isas[] = {"scalar", "avx2", "avx512", "neon"};
@@ -432,6 +433,22 @@ static const mc_kernel_table *reference(void)
     return t;
 }
 
+/* How many ISAs beyond scalar this host must compare, judged without
+ * dispatch.c's own checks: NEON is baseline on aarch64; on x86_64, AVX2
+ * where the CPU (and OS) has it. Guards the "every ISA" loops, which skip
+ * the ISAs a host lacks, against comparing nothing. */
+static size_t isas_beyond_scalar_expected(void)
+{
+#if defined(__aarch64__)
+    return 1;
+#elif defined(__x86_64__)
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 1 : 0;
+#else
+    return 0;
+#endif
+}
+
 static _Alignas(64) unsigned char in_a[MAXN * 8 + 64], in_b[MAXN * 8 + 64];
 static _Alignas(64) unsigned char out_ref[MAXN * 8 + 64], out_isa[MAXN * 8 + 64];
 
@@ -440,10 +457,12 @@ static void test_every_isa_unary_kernel_matches_the_reference(void **state)
     (void)state;
     const mc_kernel_table *ref = reference();
     int failures = 0;
+    size_t compared = 0;
     for (size_t k = 1; k < sizeof all_isas / sizeof all_isas[0]; k++) {
         const mc_kernel_table *t = mc_kernels_for(all_isas[k]);
         if (!t)
             continue;
+        compared++;
         for (int op = 0; op < MC_U_COUNT; op++) {
             for (int dt = 0; dt < MC_SIMD_NUM_DTYPES; dt++) {
                 mc_unary_kernel kr = ref->unary[op][dt], kt = t->unary[op][dt];
@@ -480,6 +499,7 @@ static void test_every_isa_unary_kernel_matches_the_reference(void **state)
         }
     }
     assert_int_equal(failures, 0);
+    assert_true(compared >= isas_beyond_scalar_expected());
 }
 
 static void test_every_isa_binary_kernel_matches_the_reference(void **state)
@@ -487,10 +507,12 @@ static void test_every_isa_binary_kernel_matches_the_reference(void **state)
     (void)state;
     const mc_kernel_table *ref = reference();
     int failures = 0;
+    size_t compared = 0;
     for (size_t k = 1; k < sizeof all_isas / sizeof all_isas[0]; k++) {
         const mc_kernel_table *t = mc_kernels_for(all_isas[k]);
         if (!t)
             continue;
+        compared++;
         for (int op = 0; op < MC_B_COUNT; op++) {
             for (int dt = 0; dt < MC_SIMD_NUM_DTYPES; dt++) {
                 for (int cls = 0; cls < MC_BINARY_CLASSES; cls++) {
@@ -536,6 +558,7 @@ static void test_every_isa_binary_kernel_matches_the_reference(void **state)
         }
     }
     assert_int_equal(failures, 0);
+    assert_true(compared >= isas_beyond_scalar_expected());
 }
 
 static void test_every_isa_convert_kernel_matches_the_reference(void **state)
@@ -543,6 +566,7 @@ static void test_every_isa_convert_kernel_matches_the_reference(void **state)
     (void)state;
     const mc_kernel_table *ref = reference();
     int failures = 0;
+    size_t compared = 0;
     for (int from = 0; from < MC_SIMD_NUM_DTYPES; from++)
         for (int to = 0; to < MC_SIMD_NUM_DTYPES; to++)
             if (!ref->convert[from][to]) {
@@ -553,6 +577,7 @@ static void test_every_isa_convert_kernel_matches_the_reference(void **state)
         const mc_kernel_table *t = mc_kernels_for(all_isas[k]);
         if (!t)
             continue;
+        compared++;
         for (int from = 0; from < MC_SIMD_NUM_DTYPES; from++) {
             for (int to = 0; to < MC_SIMD_NUM_DTYPES; to++) {
                 for (size_t li = 0; li < sizeof lengths / sizeof lengths[0]; li++) {
@@ -574,6 +599,7 @@ static void test_every_isa_convert_kernel_matches_the_reference(void **state)
         }
     }
     assert_int_equal(failures, 0);
+    assert_true(compared >= isas_beyond_scalar_expected());
 }
 
 /* Every float16 and bfloat16 bit pattern converts to float32 and back
@@ -1199,47 +1225,176 @@ static void test_isa_request_parsing(void **state)
     }
 }
 
-static void *first_use(void *arg)
+/* Each racer waits at the barrier, then asks for both tables and runs one
+ * kernel of each, so that under TSan a fill not ordered before the read
+ * shows as a race. */
+enum { RACERS = 16 };
+
+typedef struct racer {
+    pthread_barrier_t *start;
+    const mc_kernel_table *kern;
+    const mc_reduce_table *red;
+    float root[8];
+    int32_t sum;
+} racer;
+
+static void *race_to_first_use(void *arg)
 {
-    const mc_kernel_table *t = mc_kernels_for(mc_kernels_select(NULL));
-    *(const mc_kernel_table **)arg = t;
+    static const float x[8] = {1, 4, 9, 16, 25, 36, 49, 64};
+    static const int32_t v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+    racer *r = arg;
+    pthread_barrier_wait(r->start);
+    r->kern = mc_kernels();
+    r->red = mc_reduce_kernels();
+    r->kern->unary[MC_U_SQRT][MC_SIMD_FLOAT32](x, r->root, 8);
+    r->red->row[MC_R_SUM][MC_SIMD_INT32](v, 8, 1, 8, &r->sum);
     return NULL;
 }
 
-/* In a fresh child process, MLX_CPU_ISA decides mc_kernels() and
- * mlx_cpu_isa(), and threads racing to the first use agree on one table. */
+/* Runs `n` racers in the calling process; 0 if they all got the pair that
+ * mc_kernels_for(want) names and computed the same, else a code >= 1. */
+static int race(int n, const char *want)
+{
+    pthread_barrier_t start;
+    pthread_t th[RACERS];
+    racer r[RACERS];
+    if (pthread_barrier_init(&start, NULL, (unsigned)n) != 0)
+        return 1;
+    for (int i = 0; i < n; i++) {
+        r[i] = (racer){.start = &start};
+        if (pthread_create(&th[i], NULL, race_to_first_use, &r[i]) != 0)
+            return 2; /* the others stay blocked; the child exits anyway */
+    }
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&start);
+    for (int i = 0; i < n; i++) {
+        if (r[i].kern != r[0].kern || r[i].red != r[0].red)
+            return 3;
+        if (memcmp(r[i].root, r[0].root, sizeof r[0].root) != 0 || r[i].sum != 36)
+            return 4;
+    }
+    if (r[0].kern != mc_kernels_for(want) || r[0].red != mc_reduce_kernels_for(want))
+        return 5;
+    if (strcmp(r[0].red->isa, want) != 0 || strcmp(mlx_cpu_isa(), want) != 0)
+        return 6;
+    return 0;
+}
+
+/* Forks, runs fun(arg) in the child with MLX_CPU_ISA set to isa (unset for
+ * NULL) and returns the child's exit code (-1 if it did not exit). */
+static int in_fresh_process(const char *isa, int (*fun)(const char *), const char *arg)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (isa)
+            setenv("MLX_CPU_ISA", isa, 1);
+        else
+            unsetenv("MLX_CPU_ISA");
+        _exit(fun(arg));
+    }
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int race_many(const char *want) { return race(RACERS, want); }
+static int race_four(const char *want) { return race(4, want); }
+
+/* In a fresh process (nothing filled or chosen yet), many threads asking
+ * for the tables at the same moment all get the same pair, the best ISA's,
+ * fully filled. Under TSan (CC=clang meson setup -Db_sanitize=thread) it
+ * also shows that the fill and the choice reach every reader without a
+ * data race. */
+static void test_threads_racing_to_first_use_get_one_table(void **state)
+{
+    (void)state;
+    const char *best = mc_kernels_select(NULL);
+    int code = in_fresh_process(NULL, race_many, best);
+    if (code != 0)
+        fail_msg("%d threads at first use: failure %d (want all on %s)", RACERS, code, best);
+}
+
+/* In a fresh child process, MLX_CPU_ISA decides mc_kernels(),
+ * mc_reduce_kernels() and mlx_cpu_isa(), for threads racing to the first
+ * use too; an unknown or unavailable name gives scalar. */
 static void test_env_override_picks_the_table_in_a_fresh_process(void **state)
 {
     (void)state;
-    const char *requests[] = {"scalar", "avx2", "avx512", "neon", "bogus", NULL};
+    const char *requests[] = {"scalar", "avx2", "avx512", "neon", "bogus", "", NULL};
     for (size_t r = 0; r < sizeof requests / sizeof requests[0]; r++) {
         const char *want = mc_kernels_select(requests[r]);
-        pid_t pid = fork();
-        assert_true(pid >= 0);
-        if (pid == 0) {
-            if (requests[r])
-                setenv("MLX_CPU_ISA", requests[r], 1);
-            else
-                unsetenv("MLX_CPU_ISA");
-            pthread_t th[4];
-            const mc_kernel_table *got[4];
-            for (int i = 0; i < 4; i++)
-                pthread_create(&th[i], NULL, first_use, &got[i]);
-            const char *isa = mc_kernels()->isa;
-            for (int i = 0; i < 4; i++)
-                pthread_join(th[i], NULL);
-            int ok = strcmp(isa, want) == 0 && strcmp(mlx_cpu_isa(), want) == 0;
-            for (int i = 1; i < 4; i++)
-                ok = ok && got[i] == got[0];
-            _exit(ok ? 0 : 1);
-        }
-        int status = 0;
-        assert_int_equal(waitpid(pid, &status, 0), pid);
-        assert_true(WIFEXITED(status));
-        if (WEXITSTATUS(status) != 0)
-            fail_msg("MLX_CPU_ISA=%s did not give %s", requests[r] ? requests[r] : "(unset)",
-                     want);
+        int code = in_fresh_process(requests[r], race_four, want);
+        if (code != 0)
+            fail_msg("MLX_CPU_ISA=%s did not give %s (failure %d)",
+                     requests[r] ? requests[r] : "(unset)", want, code);
     }
+}
+
+/* Exact operations through the chosen tables against the scalar tables:
+ * 0 if every result is bit-identical (NaNs as NaNs), else a code >= 1. */
+static int forced_isa_matches_scalar(const char *isa)
+{
+    enum { N = 1003, ROWS = 3, LEN = N / ROWS };
+    static float fa[N], fb[N], fy[N], fz[N];
+    static int32_t ia[N], ib[N], iy[N], iz[N];
+    static uint16_t hy[N], hz[N];
+    static uint32_t ky[ROWS], kz[ROWS];
+    const mc_kernel_table *k = mc_kernels(), *ks = mc_kernels_for("scalar");
+    const mc_reduce_table *r = mc_reduce_kernels(), *rs = mc_reduce_kernels_for("scalar");
+    if (strcmp(k->isa, isa) != 0 || strcmp(r->isa, isa) != 0 || strcmp(mlx_cpu_isa(), isa) != 0)
+        return 1;
+    fill(MC_SIMD_FLOAT32, fa, N, 1);
+    fill(MC_SIMD_FLOAT32, fb, N, 2);
+    fill(MC_SIMD_INT32, ia, N, 3);
+    fill(MC_SIMD_INT32, ib, N, 4);
+    int bad = 0;
+    k->binary[MC_B_ADD][MC_SIMD_FLOAT32][MC_VV](fa, fb, fy, N);
+    ks->binary[MC_B_ADD][MC_SIMD_FLOAT32][MC_VV](fa, fb, fz, N);
+    bad += same(MC_SIMD_FLOAT32, fz, fy, N, 0, "add float32", fa, fb, MC_SIMD_FLOAT32);
+    k->binary[MC_B_MULTIPLY][MC_SIMD_INT32][MC_VS](ia, ib, iy, N);
+    ks->binary[MC_B_MULTIPLY][MC_SIMD_INT32][MC_VS](ia, ib, iz, N);
+    bad += same(MC_SIMD_INT32, iz, iy, N, 0, "multiply int32 by a scalar", ia, NULL, MC_SIMD_INT32);
+    k->unary[MC_U_SQRT][MC_SIMD_FLOAT32](fa, fy, N);
+    ks->unary[MC_U_SQRT][MC_SIMD_FLOAT32](fa, fz, N);
+    bad += same(MC_SIMD_FLOAT32, fz, fy, N, 0, "sqrt float32", fa, NULL, MC_SIMD_FLOAT32);
+    k->convert[MC_SIMD_FLOAT32][MC_SIMD_FLOAT16](fa, hy, N);
+    ks->convert[MC_SIMD_FLOAT32][MC_SIMD_FLOAT16](fa, hz, N);
+    bad += same(MC_SIMD_FLOAT16, hz, hy, N, 0, "float32 -> float16", fa, NULL, MC_SIMD_FLOAT32);
+    r->row[MC_R_SUM][MC_SIMD_INT32](ia, LEN, ROWS, LEN, iy);
+    rs->row[MC_R_SUM][MC_SIMD_INT32](ia, LEN, ROWS, LEN, iz);
+    bad += same(MC_SIMD_INT32, iz, iy, ROWS, 0, "row sum int32", NULL, NULL, MC_SIMD_INT32);
+    r->row[MC_R_MAX][MC_SIMD_FLOAT32](fa, LEN, ROWS, LEN, fy);
+    rs->row[MC_R_MAX][MC_SIMD_FLOAT32](fa, LEN, ROWS, LEN, fz);
+    bad += same(MC_SIMD_FLOAT32, fz, fy, ROWS, 0, "row max float32", NULL, NULL, MC_SIMD_FLOAT32);
+    r->arg_row[MC_ARG_MIN][MC_SIMD_INT32](ib, LEN, ROWS, LEN, ky);
+    rs->arg_row[MC_ARG_MIN][MC_SIMD_INT32](ib, LEN, ROWS, LEN, kz);
+    bad += same(MC_SIMD_UINT32, kz, ky, ROWS, 0, "argmin int32", NULL, NULL, MC_SIMD_INT32);
+    r->scan_row[MC_S_SUM][MC_SIMD_INT32](ib, iy, LEN, ROWS, 0, 1);
+    rs->scan_row[MC_S_SUM][MC_SIMD_INT32](ib, iz, LEN, ROWS, 0, 1);
+    bad += same(MC_SIMD_INT32, iz, iy, N - N % ROWS, 0, "cumsum int32", ib, NULL, MC_SIMD_INT32);
+    return bad ? 2 : 0;
+}
+
+/* Every ISA this CPU runs can be forced with MLX_CPU_ISA, and then the
+ * elementwise and reduction tables both run it and compute what the scalar
+ * kernels compute. At least one ISA beyond scalar is forced where the host
+ * has one (NEON on aarch64, AVX2 on most x86_64). */
+static void test_every_isa_this_cpu_runs_can_be_forced_and_matches_scalar(void **state)
+{
+    (void)state;
+    size_t forced = 0;
+    for (int i = 0; mc_kernels_isa_name(i) != NULL; i++) {
+        const char *isa = mc_kernels_isa_name(i);
+        if (mc_kernels_for(isa) == NULL)
+            continue;
+        int code = in_fresh_process(isa, forced_isa_matches_scalar, isa);
+        if (code != 0)
+            fail_msg("MLX_CPU_ISA=%s: failure %d", isa, code);
+        forced += i > 0;
+    }
+    assert_true(forced >= isas_beyond_scalar_expected());
 }
 
 /* On aarch64 NEON is baseline: its table exists, dispatch picks it, and so
@@ -1261,7 +1416,10 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         /* first: the fork test needs a process that has not chosen yet */
+        /* first: their children must start with nothing chosen */
+        cmocka_unit_test(test_threads_racing_to_first_use_get_one_table),
         cmocka_unit_test(test_env_override_picks_the_table_in_a_fresh_process),
+        cmocka_unit_test(test_every_isa_this_cpu_runs_can_be_forced_and_matches_scalar),
         cmocka_unit_test(test_isa_request_parsing),
         cmocka_unit_test(test_aarch64_dispatch_picks_neon),
         cmocka_unit_test(test_every_isa_unary_kernel_matches_the_reference),
