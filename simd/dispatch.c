@@ -87,11 +87,11 @@ static pthread_once_t fill_once = PTHREAD_ONCE_INIT;
 
 static void fill_all(void)
 {
-#define MC_ISA_FILL(name, runs)                                                                              \
-    if (runs) {                                                                                              \
-        mc_simd_fill_##name(&tables[ISA_##name].kern, &tables[ISA_##name].red);                              \
-        tables[ISA_##name].kern.isa = tables[ISA_##name].red.isa = #name;                                    \
-        runs_here[ISA_##name] = true;                                                                        \
+#define MC_ISA_FILL(name, runs)                                                 \
+    if (runs) {                                                                 \
+        mc_simd_fill_##name(&tables[ISA_##name].kern, &tables[ISA_##name].red); \
+        tables[ISA_##name].kern.isa = tables[ISA_##name].red.isa = #name;       \
+        runs_here[ISA_##name] = true;                                           \
     }
     MC_ISA_LIST(MC_ISA_FILL)
 #undef MC_ISA_FILL
