@@ -11,9 +11,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "api/closure_impl.h"
 #include "array/array.h"
 #include "compile/program.h"
+#include "handles/closure.h"
 #include "runtime/list.h"
 
 /* ---- modes (compile.c) and tracing state (trace.c) ---- */

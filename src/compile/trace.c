@@ -4,9 +4,9 @@
  * compile mode asks. Also knows whether the calling thread is tracing. */
 #include <string.h>
 
-#include "api/vector_impl.h"
 #include "compile/compile_internal.h"
 #include "graph/prims_placeholder.h"
+#include "handles/vector.h"
 #include "mlx/c/compile.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"

@@ -12,9 +12,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api/vector_impl.h"
 #include "graph/primitive.h"
 #include "graph/walk.h"
+#include "handles/vector.h"
 #include "mlx/c/graph_utils.h"
 #include "runtime/alloc.h"
 #include "runtime/darray.h"
@@ -197,13 +197,13 @@ static int printer_open(printer *p, FILE *os, mlx_node_namer namer, mlx_vector_a
     p->base = namer_checked(namer, fn);
     if (!p->base)
         return 1;
-    mc_vec_array *v = mc_vec_checked(outputs, fn);
+    mc_vec *v = mc_vec_checked(outputs, fn);
     if (!v)
         return 1;
     for (size_t i = 0; i < v->len; i++)
-        if (!v->items[i])
+        if (!mc_vec_arrays(v)[i])
             return mc_error("[%s] Output %zu is an empty array.", fn, i);
-    p->outs = v->items;
+    p->outs = mc_vec_arrays(v);
     p->n_outs = v->len;
     /* MLX's depth_first_traversal, without recursion */
     return mc_walk_collect(p->outs, p->n_outs, false, &p->nodes, fn);

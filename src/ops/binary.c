@@ -3,7 +3,7 @@
  * arctan2, logaddexp. Rules are MLX's (mlx/ops.cpp): operands promote to
  * a common dtype and broadcast; arctan2 and logaddexp work in at least
  * float. */
-#include "api/vector_impl.h"
+#include "handles/vector.h"
 #include "ops/ew.h"
 #include "runtime/error.h"
 

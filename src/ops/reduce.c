@@ -151,40 +151,139 @@ static int moment_op(mlx_array *res, mlx_array a, const int *axes, size_t n, boo
     return mc_op_store(res, mc_reduce_finish_keepdims(out, sorted, k, keepdims, fn), fn);
 }
 
-/* The plain, _axis and _axes entry points of one reduction. */
-#define MC_REDUCE_API(name, kind)                                                      \
-    int mlx_##name(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s) \
-    {                                                                                  \
-        (void)s;                                                                       \
-        int axes[MC_MAX_NDIM];                                                         \
-        size_t n = mc_reduce_all_axes(mc_arr(a), axes);                                \
-        return reduce_op(res, a, axes, n, keepdims, kind, #name);                      \
-    }                                                                                  \
-    int mlx_##name##_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims,  \
-                          const mlx_stream s)                                          \
-    {                                                                                  \
-        (void)s;                                                                       \
-        return reduce_op(res, a, &axis, 1, keepdims, kind, #name);                     \
-    }                                                                                  \
-    int mlx_##name##_axes(mlx_array *res, const mlx_array a, const int *axes,          \
-                          size_t axes_num, bool keepdims, const mlx_stream s)          \
-    {                                                                                  \
-        (void)s;                                                                       \
-        return reduce_op(res, a, axes, axes_num, keepdims, kind, #name);               \
-    }
-MC_REDUCE_API(sum, MC_RK_SUM)
-MC_REDUCE_API(prod, MC_RK_PROD)
-MC_REDUCE_API(max, MC_RK_MAX)
-MC_REDUCE_API(min, MC_RK_MIN)
-MC_REDUCE_API(all, MC_RK_ALL)
-MC_REDUCE_API(any, MC_RK_ANY)
+/* The plain forms reduce over every axis of a. */
+static int reduce_all(mlx_array *res, mlx_array a, bool keepdims, int kind, const char *fn)
+{
+    int axes[MC_MAX_NDIM];
+    size_t n = mc_reduce_all_axes(mc_arr(a), axes);
+    return reduce_op(res, a, axes, n, keepdims, kind, fn);
+}
+
+static int moment_all(mlx_array *res, mlx_array a, bool keepdims, int kind, int ddof, const char *fn)
+{
+    int axes[MC_MAX_NDIM];
+    size_t n = mc_reduce_all_axes(mc_arr(a), axes);
+    return moment_op(res, a, axes, n, keepdims, kind, ddof, fn);
+}
+
+int mlx_sum(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_all(res, a, keepdims, MC_RK_SUM, "sum");
+}
+
+int mlx_sum_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, &axis, 1, keepdims, MC_RK_SUM, "sum");
+}
+
+int mlx_sum_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
+                 const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_SUM, "sum");
+}
+
+int mlx_prod(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_all(res, a, keepdims, MC_RK_PROD, "prod");
+}
+
+int mlx_prod_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, &axis, 1, keepdims, MC_RK_PROD, "prod");
+}
+
+int mlx_prod_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
+                  const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_PROD, "prod");
+}
+
+int mlx_max(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_all(res, a, keepdims, MC_RK_MAX, "max");
+}
+
+int mlx_max_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, &axis, 1, keepdims, MC_RK_MAX, "max");
+}
+
+int mlx_max_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
+                 const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_MAX, "max");
+}
+
+int mlx_min(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_all(res, a, keepdims, MC_RK_MIN, "min");
+}
+
+int mlx_min_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, &axis, 1, keepdims, MC_RK_MIN, "min");
+}
+
+int mlx_min_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
+                 const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_MIN, "min");
+}
+
+int mlx_all(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_all(res, a, keepdims, MC_RK_ALL, "all");
+}
+
+int mlx_all_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, &axis, 1, keepdims, MC_RK_ALL, "all");
+}
+
+int mlx_all_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
+                 const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_ALL, "all");
+}
+
+int mlx_any(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_all(res, a, keepdims, MC_RK_ANY, "any");
+}
+
+int mlx_any_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, &axis, 1, keepdims, MC_RK_ANY, "any");
+}
+
+int mlx_any_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
+                 const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_ANY, "any");
+}
 
 int mlx_mean(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
 {
     (void)s;
-    int axes[MC_MAX_NDIM];
-    size_t n = mc_reduce_all_axes(mc_arr(a), axes);
-    return moment_op(res, a, axes, n, keepdims, MC_RK_MEAN, 0, "mean");
+    return moment_all(res, a, keepdims, MC_RK_MEAN, 0, "mean");
 }
 
 int mlx_mean_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
@@ -200,29 +299,43 @@ int mlx_mean_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axe
     return moment_op(res, a, axes, axes_num, keepdims, MC_RK_MEAN, 0, "mean");
 }
 
-#define MC_MOMENT_API(name, kind)                                                      \
-    int mlx_##name(mlx_array *res, const mlx_array a, bool keepdims, int ddof,         \
-                   const mlx_stream s)                                                 \
-    {                                                                                  \
-        (void)s;                                                                       \
-        int axes[MC_MAX_NDIM];                                                         \
-        size_t n = mc_reduce_all_axes(mc_arr(a), axes);                                \
-        return moment_op(res, a, axes, n, keepdims, kind, ddof, #name);                \
-    }                                                                                  \
-    int mlx_##name##_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims,  \
-                          int ddof, const mlx_stream s)                                \
-    {                                                                                  \
-        (void)s;                                                                       \
-        return moment_op(res, a, &axis, 1, keepdims, kind, ddof, #name);               \
-    }                                                                                  \
-    int mlx_##name##_axes(mlx_array *res, const mlx_array a, const int *axes,          \
-                          size_t axes_num, bool keepdims, int ddof, const mlx_stream s) \
-    {                                                                                  \
-        (void)s;                                                                       \
-        return moment_op(res, a, axes, axes_num, keepdims, kind, ddof, #name);         \
-    }
-MC_MOMENT_API(var, MC_RK_VAR)
-MC_MOMENT_API(std, MC_RK_STD)
+int mlx_var(mlx_array *res, const mlx_array a, bool keepdims, int ddof, const mlx_stream s)
+{
+    (void)s;
+    return moment_all(res, a, keepdims, MC_RK_VAR, ddof, "var");
+}
+
+int mlx_var_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, int ddof, const mlx_stream s)
+{
+    (void)s;
+    return moment_op(res, a, &axis, 1, keepdims, MC_RK_VAR, ddof, "var");
+}
+
+int mlx_var_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims, int ddof,
+                 const mlx_stream s)
+{
+    (void)s;
+    return moment_op(res, a, axes, axes_num, keepdims, MC_RK_VAR, ddof, "var");
+}
+
+int mlx_std(mlx_array *res, const mlx_array a, bool keepdims, int ddof, const mlx_stream s)
+{
+    (void)s;
+    return moment_all(res, a, keepdims, MC_RK_STD, ddof, "std");
+}
+
+int mlx_std_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, int ddof, const mlx_stream s)
+{
+    (void)s;
+    return moment_op(res, a, &axis, 1, keepdims, MC_RK_STD, ddof, "std");
+}
+
+int mlx_std_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims, int ddof,
+                 const mlx_stream s)
+{
+    (void)s;
+    return moment_op(res, a, axes, axes_num, keepdims, MC_RK_STD, ddof, "std");
+}
 
 /* ---- argmax / argmin ---- */
 

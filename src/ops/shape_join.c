@@ -8,7 +8,7 @@
 
 #include "graph/elementwise.h"
 #include "graph/prims_index.h"
-#include "api/vector_impl.h"
+#include "handles/vector.h"
 #include "ops/shape_internal.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
@@ -121,14 +121,13 @@ static mc_array *const *vec_items(mlx_vector_array v, int *n, const char *fn)
     *n = (int)len;
     if (!len)
         return none;
-    const mc_vec_array *va = v.ctx;
     for (size_t i = 0; i < len; i++) {
-        if (!va->items[i]) {
+        if (!mc_vec_at(v, i)) {
             mc_error("[%s] Array %zu of the vector is empty.", fn, i);
             return NULL;
         }
     }
-    return va->items;
+    return mc_vec_arrays(v.ctx);
 }
 
 int mlx_concatenate_axis(mlx_array *res, const mlx_vector_array arrays, int axis, const mlx_stream s)
