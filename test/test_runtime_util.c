@@ -240,8 +240,7 @@ static const char *draw(const mc_list *head)
     buf[0] = '\0';
     for (const mc_list *it = head->next; it != head; it = it->next) {
         assert_ptr_equal(it->next->prev, it);
-        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%d", n ? " " : "",
-                              mc_list_entry(it, item, link)->id);
+        n += (size_t)snprintf(buf + n, sizeof buf - n, "%s%d", n ? " " : "", mc_list_entry(it, item, link)->id);
     }
     assert_ptr_equal(head->next->prev, head);
     return buf;

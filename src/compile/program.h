@@ -25,17 +25,17 @@
 typedef struct mc_step {
     int prim;
     int n_in;
-    int *in;           /* n_in slots, then ndim shape entries (one allocation) */
-    int *shape;        /* points into the allocation of `in` */
+    int *in;    /* n_in slots, then ndim shape entries (one allocation) */
+    int *shape; /* points into the allocation of `in` */
     int ndim;
     mlx_dtype dtype;
-    void *params;      /* owned copy, params_size bytes (NULL if 0) */
+    void *params; /* owned copy, params_size bytes (NULL if 0) */
     size_t params_size;
 } mc_step;
 
 /* What a trace is looked up by, besides fun_id. */
 typedef struct mc_trace_key {
-    int stream;                /* the calling thread's default stream */
+    int stream; /* the calling thread's default stream */
     bool shapeless;
     const uint64_t *constants; /* n_constants values */
     size_t n_constants;

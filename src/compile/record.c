@@ -29,7 +29,7 @@ enum { K_INPUT, K_CONST, K_STEP, K_PENDING };
 typedef struct node_info {
     mc_array *a; /* borrowed: the traced graph holds it during the walk */
     int kind;
-    int ref;     /* input index, step index, or const index (-1: unused) */
+    int ref; /* input index, step index, or const index (-1: unused) */
 } node_info;
 
 typedef struct recorder {
@@ -143,12 +143,9 @@ static int slot_of(const recorder *r, int info, int n_inputs, int n_consts)
 {
     const node_info *ni = info_at(r, info);
     switch (ni->kind) {
-    case K_INPUT:
-        return ni->ref;
-    case K_CONST:
-        return n_inputs + ni->ref;
-    default:
-        return n_inputs + n_consts + ni->ref;
+    case K_INPUT: return ni->ref;
+    case K_CONST: return n_inputs + ni->ref;
+    default: return n_inputs + n_consts + ni->ref;
     }
 }
 

@@ -34,9 +34,9 @@ typedef struct mc_walk_visitor {
 
 typedef struct mc_walk {
     mc_walk_visitor visitor;
-    const char *fn;    /* names the failing call in an out-of-memory error */
-    mc_ptrmap seen;    /* recorded node -> its value */
-    mc_darray stack;   /* frames of nodes being descended */
+    const char *fn;  /* names the failing call in an out-of-memory error */
+    mc_ptrmap seen;  /* recorded node -> its value */
+    mc_darray stack; /* frames of nodes being descended */
 } mc_walk;
 
 void mc_walk_init(mc_walk *w, const mc_walk_visitor *visitor, const char *fn);

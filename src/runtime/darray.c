@@ -13,7 +13,7 @@ int mc_darray_reserve(mc_darray *a, size_t n)
         return 0;
     size_t cap = a->cap ? a->cap : MIN_CAP;
     while (cap < n)
-        cap *= 2;
+        cap = cap > SIZE_MAX / 2 ? n : cap * 2;
     if (cap > SIZE_MAX / a->elem)
         return 1;
     void *items = mc_xrealloc(a->items, cap * a->elem);
