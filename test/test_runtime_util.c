@@ -442,7 +442,7 @@ static void test_walk_leaf_is_not_descended_and_values_are_kept(void **state)
     graph g = chain(5);
     counting c = {&g.nodes[1], 0, 0};
     mc_walk w;
-    mc_walk_init(&w, &(mc_walk_visitor){count_enter, count_leave, &c}, "test");
+    mc_walk_init(&w, &(mc_walk_visitor){count_enter, count_leave, &c}, false, "test");
     assert_int_equal(mc_walk_from(&w, &g.nodes[4]), 0);
     assert_int_equal(c.entered, 4); /* 4, 3, 2, 1: not 0, below the leaf */
     assert_int_equal(c.left, 4);

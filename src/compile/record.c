@@ -158,7 +158,7 @@ int mc_trace_record(mc_trace *t, mc_array *const *ph, mc_array *const *outs, int
                   .step_in = MC_DARRAY_INIT(int),
                   .ph = ph,
                   .n_ph = t->n_inputs};
-    mc_walk_init(&r.walk, &(mc_walk_visitor){enter, leave, &r}, fn_compile);
+    mc_walk_init(&r.walk, &(mc_walk_visitor){enter, leave, &r}, false, fn_compile);
     mc_array **lazy = NULL;
     int rc = 1;
 

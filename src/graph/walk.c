@@ -11,32 +11,28 @@ typedef struct frame {
     int val;
 } frame;
 
-void mc_walk_init(mc_walk *w, const mc_walk_visitor *visitor, const char *fn)
+void mc_walk_init(mc_walk *w, const mc_walk_visitor *visitor, bool pending_only, const char *fn)
 {
-    *w = (mc_walk){.visitor = *visitor, .fn = fn, .stack = MC_DARRAY_INIT(frame)};
+    *w = (mc_walk){.visitor = *visitor, .fn = fn, .pending_only = pending_only, .stack = MC_DARRAY_INIT(frame)};
+    if (!visitor->enter)
+        mc_ptrmap_init_set(&w->seen);
 }
 
 static int oom(mc_walk *w) { return mc_error_oom(w->fn, (w->stack.len + w->seen.count) * sizeof(frame)); }
 
 static int leave(mc_walk *w, mc_array *node, int val)
 {
+    if (w->order) {
+        mc_array **slot = mc_darray_push(w->order);
+        if (!slot)
+            return oom(w);
+        *slot = node;
+    }
     return w->visitor.leave ? w->visitor.leave(w->visitor.ctx, node, val) : 0;
 }
 
-/* Meets a node that is not recorded yet: records it and leaves it, or
- * pushes its frame, as the visitor says. */
-static int meet(mc_walk *w, mc_array *node)
+static int push(mc_walk *w, mc_array *node, int val)
 {
-    int val = 0;
-    int what = w->visitor.enter(w->visitor.ctx, node, &val);
-    if (what < 0)
-        return 1;
-    if (what == MC_WALK_SKIP)
-        return 0;
-    if (mc_ptrmap_put(&w->seen, node, val))
-        return oom(w);
-    if (what == MC_WALK_LEAF)
-        return leave(w, node, val);
     frame *f = mc_darray_push(&w->stack);
     if (!f)
         return oom(w);
@@ -44,9 +40,33 @@ static int meet(mc_walk *w, mc_array *node)
     return 0;
 }
 
+/* Meets a node: if it is new, records it and leaves it, or pushes its
+ * frame, as the visitor says. One lookup either way. */
+static inline int meet(mc_walk *w, mc_array *node)
+{
+    if (w->pending_only && node->prim == MC_PRIM_NONE)
+        return 0;
+    if (!w->visitor.enter) {
+        int added = mc_ptrmap_add(&w->seen, node);
+        return added < 0 ? oom(w) : added ? push(w, node, 0) : 0;
+    }
+    bool added;
+    int *slot = mc_ptrmap_get_or_put(&w->seen, node, 0, &added);
+    if (!slot)
+        return oom(w);
+    if (!added)
+        return 0;
+    int val = 0;
+    int what = w->visitor.enter(w->visitor.ctx, node, &val);
+    if (what < 0)
+        return 1;
+    *slot = val; /* enter left the map alone, so slot still holds */
+    return what == MC_WALK_LEAF ? leave(w, node, val) : push(w, node, val);
+}
+
 int mc_walk_from(mc_walk *w, mc_array *root)
 {
-    if (!root || mc_walk_value(w, root))
+    if (!root)
         return 0;
     if (meet(w, root))
         return 1;
@@ -54,7 +74,7 @@ int mc_walk_from(mc_walk *w, mc_array *root)
         frame *top = mc_darray_last(&w->stack);
         if (top->next < top->node->n_inputs) {
             mc_array *in = top->node->inputs[top->next++];
-            if (!mc_walk_value(w, in) && meet(w, in))
+            if (meet(w, in))
                 return 1;
             continue;
         }
@@ -72,37 +92,11 @@ void mc_walk_free(mc_walk *w)
     mc_darray_free(&w->stack);
 }
 
-/* ---- collecting an order ---- */
-
-typedef struct collect {
-    bool pending_only;
-    mc_darray *order;
-    const char *fn;
-} collect;
-
-static int collect_enter(void *ctx, mc_array *node, int *val)
-{
-    const collect *c = ctx;
-    (void)val;
-    return c->pending_only && node->prim == MC_PRIM_NONE ? MC_WALK_SKIP : MC_WALK_DESCEND;
-}
-
-static int collect_leave(void *ctx, mc_array *node, int val)
-{
-    const collect *c = ctx;
-    (void)val;
-    mc_array **slot = mc_darray_push(c->order);
-    if (!slot)
-        return mc_error_oom(c->fn, c->order->len * sizeof *slot);
-    *slot = node;
-    return 0;
-}
-
 int mc_walk_collect(mc_array *const *roots, size_t n, bool pending_only, mc_darray *order, const char *fn)
 {
-    collect c = {pending_only, order, fn};
     mc_walk w;
-    mc_walk_init(&w, &(mc_walk_visitor){collect_enter, collect_leave, &c}, fn);
+    mc_walk_init(&w, &(mc_walk_visitor){NULL, NULL, NULL}, pending_only, fn);
+    w.order = order;
     int rc = 0;
     for (size_t i = 0; i < n && !rc; i++)
         rc = mc_walk_from(&w, roots[i]);

@@ -13,18 +13,19 @@
 #include "runtime/darray.h"
 #include "runtime/ptrmap.h"
 
-/* What to do with a node met for the first time. */
+/* What to do with a node met for the first time (it is recorded either
+ * way). */
 enum {
-    MC_WALK_SKIP = 0,    /* not part of the walk: not recorded, not left */
-    MC_WALK_LEAF = 1,    /* recorded and left at once; its inputs are not walked */
-    MC_WALK_DESCEND = 2, /* recorded; left after all its inputs */
+    MC_WALK_LEAF = 1,    /* left at once; its inputs are not walked */
+    MC_WALK_DESCEND = 2, /* left after all its inputs */
 };
 
 typedef struct mc_walk_visitor {
-    /* Decides about a node met for the first time (it is met again on
-     * every edge while it is skipped). Returns an MC_WALK_ value and sets
-     * *val, the value the walk keeps for a recorded node, or returns -1 to
-     * stop the walk (with an error reported). */
+    /* Decides about a node met for the first time. Returns an MC_WALK_
+     * value and sets *val, the value the walk keeps for the node, or
+     * returns -1 to stop the walk (with an error reported). Must not start
+     * or change another walk over the same map. NULL: descend into every
+     * node, and keep no values (mc_walk_value then finds none). */
     int (*enter)(void *ctx, mc_array *node, int *val);
     /* Visits a recorded node after its inputs (NULL: nothing to do).
      * Returns 0, or non-zero to stop the walk (with an error reported). */
@@ -34,16 +35,21 @@ typedef struct mc_walk_visitor {
 
 typedef struct mc_walk {
     mc_walk_visitor visitor;
-    const char *fn;  /* names the failing call in an out-of-memory error */
-    mc_ptrmap seen;  /* recorded node -> its value */
-    mc_darray stack; /* frames of nodes being descended */
+    const char *fn;    /* names the failing call in an out-of-memory error */
+    bool pending_only; /* evaluated arrays are not part of the walk */
+    mc_ptrmap seen;    /* recorded node -> its value (a set without enter) */
+    mc_darray stack;   /* frames of nodes being descended */
+    mc_darray *order;  /* when set, each node left is appended (mc_walk_collect) */
 } mc_walk;
 
-void mc_walk_init(mc_walk *w, const mc_walk_visitor *visitor, const char *fn);
+/* With pending_only, evaluated arrays (which have no inputs) are passed
+ * over before anything is looked up: eval's walk, where most leaves are
+ * data. */
+void mc_walk_init(mc_walk *w, const mc_walk_visitor *visitor, bool pending_only, const char *fn);
 
-/* Walks from root (NULL, or a node already recorded, adds nothing), so
- * that several calls walk a graph with several outputs in the order the
- * caller wants. Returns 0, or 1 when the visitor stopped the walk or memory
+/* Walks from root (NULL, a node already recorded, or an evaluated one
+ * with pending_only, adds nothing), so that several calls walk a graph
+ * with several outputs in the order the caller wants. Returns 0, or 1 when the visitor stopped the walk or memory
  * ran out (reported as "[fn] ..."); the walk may then only be freed. */
 int mc_walk_from(mc_walk *w, mc_array *root);
 

@@ -24,9 +24,9 @@ int mc_darray_reserve(mc_darray *a, size_t n)
     return 0;
 }
 
-void *mc_darray_push(mc_darray *a)
+void *mc_darray_push_grow(mc_darray *a)
 {
-    if (a->len == a->cap && mc_darray_reserve(a, a->len + 1))
+    if (mc_darray_reserve(a, a->len + 1))
         return NULL;
     return mc_darray_at(a, a->len++);
 }

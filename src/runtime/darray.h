@@ -20,13 +20,20 @@ typedef struct mc_darray {
  * (nothing reported; the array is unchanged). */
 int mc_darray_reserve(mc_darray *a, size_t n);
 
-/* Appends one element and returns it, uninitialised, or NULL on allocation
- * failure (nothing reported; the array is unchanged). The pointer, like
- * every element pointer, is valid until the next push or reserve. */
-void *mc_darray_push(mc_darray *a);
-
 /* Element i (i < len). */
 static inline void *mc_darray_at(const mc_darray *a, size_t i) { return (char *)a->items + i * a->elem; }
+
+/* mc_darray_push when the array is full (darray.c). */
+void *mc_darray_push_grow(mc_darray *a);
+
+/* Appends one element and returns it, uninitialised, or NULL on allocation
+ * failure (nothing reported; the array is unchanged). The pointer, like
+ * every element pointer, is valid until the next push or reserve. Inline:
+ * graph walks push once per node. */
+static inline void *mc_darray_push(mc_darray *a)
+{
+    return a->len < a->cap ? mc_darray_at(a, a->len++) : mc_darray_push_grow(a);
+}
 
 /* The last element, or NULL if empty. */
 static inline void *mc_darray_last(const mc_darray *a) { return a->len ? mc_darray_at(a, a->len - 1) : NULL; }

@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Spreads every input bit over the result (a murmur3-style finaliser), so
  * that the low bits a power-of-two table uses depend on all of x: addresses
@@ -26,15 +27,20 @@ static inline uint64_t mc_hash_combine(uint64_t h, uint64_t x)
     return mc_hash_mix(h ^ (x + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2)));
 }
 
-/* Folds n bytes into h, one combine per word (a tail shorter than a word is
- * zero-padded). */
+/* Folds n bytes into h, one combine per 8-byte word (a shorter tail is
+ * zero-padded), then the length. */
 static inline uint64_t mc_hash_bytes(uint64_t h, const void *p, size_t n)
 {
     const unsigned char *b = p;
-    for (size_t i = 0; i < n; i += 8) {
+    size_t i = 0;
+    for (; n - i >= 8; i += 8) {
+        uint64_t w;
+        memcpy(&w, b + i, 8);
+        h = mc_hash_combine(h, w);
+    }
+    if (i < n) {
         uint64_t w = 0;
-        for (size_t k = 0; k < 8 && i + k < n; k++)
-            w |= (uint64_t)b[i + k] << (8 * k);
+        memcpy(&w, b + i, n - i);
         h = mc_hash_combine(h, w);
     }
     return mc_hash_combine(h, (uint64_t)n);

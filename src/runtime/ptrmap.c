@@ -14,17 +14,21 @@ static size_t home_of(const mc_ptrmap *m, const void *key, size_t cap)
     return (size_t)h & (cap - 1);
 }
 
-static bool same_key(const mc_ptrmap *m, const void *a, const void *b)
+/* The slot holding key, or the empty slot where it would go. Maps keyed
+ * by address (the graph walks: one lookup per node) take a loop with no
+ * calls in it, over the keys alone. */
+static inline size_t find_slot(const mc_ptrmap *m, const void **keys, size_t cap, const void *key)
 {
-    return a == b || (m->equal && m->equal(a, b, m->ctx));
-}
-
-/* The slot holding key, or the empty slot where it would go. */
-static size_t find_slot(const mc_ptrmap *m, const void **keys, size_t cap, const void *key)
-{
+    size_t mask = cap - 1;
+    if (!m->equal) {
+        size_t h = mc_hash_ptr(key) & mask;
+        while (keys[h] && keys[h] != key)
+            h = (h + 1) & mask;
+        return h;
+    }
     size_t h = home_of(m, key, cap);
-    while (keys[h] && !same_key(m, keys[h], key))
-        h = (h + 1) & (cap - 1);
+    while (keys[h] && keys[h] != key && !m->equal(keys[h], key, m->ctx))
+        h = (h + 1) & mask;
     return h;
 }
 
@@ -33,11 +37,13 @@ void mc_ptrmap_init_by_content(mc_ptrmap *m, mc_ptrmap_hash_fn hash, mc_ptrmap_e
     *m = (mc_ptrmap){.hash = hash, .equal = equal, .ctx = ctx};
 }
 
+void mc_ptrmap_init_set(mc_ptrmap *m) { *m = (mc_ptrmap){.keys_only = true}; }
+
 static int rehash(mc_ptrmap *m, size_t ncap)
 {
     const void **nk = mc_xcalloc(ncap, sizeof *nk);
-    int *nv = mc_xmalloc(ncap * sizeof *nv);
-    if (!nk || !nv) {
+    int *nv = m->keys_only ? NULL : mc_xmalloc(ncap * sizeof *nv);
+    if (!nk || (!nv && !m->keys_only)) {
         mc_xfree(nk);
         mc_xfree(nv);
         return 1;
@@ -45,12 +51,10 @@ static int rehash(mc_ptrmap *m, size_t ncap)
     for (size_t i = 0; i < m->cap; i++) {
         if (!m->keys[i])
             continue;
-        /* keys are distinct, so only an empty slot ends the probe */
-        size_t h = home_of(m, m->keys[i], ncap);
-        while (nk[h])
-            h = (h + 1) & (ncap - 1);
+        size_t h = find_slot(m, nk, ncap, m->keys[i]);
         nk[h] = m->keys[i];
-        nv[h] = m->vals[i];
+        if (nv)
+            nv[h] = m->vals[i];
     }
     mc_xfree(m->keys);
     mc_xfree(m->vals);
@@ -68,6 +72,25 @@ int mc_ptrmap_reserve(mc_ptrmap *m, size_t n)
     return cap == m->cap ? 0 : rehash(m, cap);
 }
 
+int mc_ptrmap_add(mc_ptrmap *m, const void *key)
+{
+    if ((m->count + 1) * 2 > m->cap && mc_ptrmap_reserve(m, m->count + 1))
+        return -1;
+    size_t h = find_slot(m, m->keys, m->cap, key);
+    if (m->keys[h])
+        return 0;
+    m->keys[h] = key;
+    if (m->vals)
+        m->vals[h] = 0;
+    m->count++;
+    return 1;
+}
+
+bool mc_ptrmap_contains(const mc_ptrmap *m, const void *key)
+{
+    return m->cap && m->keys[find_slot(m, m->keys, m->cap, key)];
+}
+
 int *mc_ptrmap_get(const mc_ptrmap *m, const void *key)
 {
     if (!m->cap)
@@ -78,7 +101,7 @@ int *mc_ptrmap_get(const mc_ptrmap *m, const void *key)
 
 int *mc_ptrmap_get_or_put(mc_ptrmap *m, const void *key, int val, bool *added)
 {
-    if (mc_ptrmap_reserve(m, m->count + 1))
+    if ((m->count + 1) * 2 > m->cap && mc_ptrmap_reserve(m, m->count + 1))
         return NULL;
     size_t h = find_slot(m, m->keys, m->cap, key);
     *added = !m->keys[h];
@@ -117,7 +140,8 @@ bool mc_ptrmap_remove(mc_ptrmap *m, const void *key)
         if (stays)
             continue;
         m->keys[hole] = m->keys[j];
-        m->vals[hole] = m->vals[j];
+        if (m->vals)
+            m->vals[hole] = m->vals[j];
         hole = j;
     }
     m->keys[hole] = NULL;

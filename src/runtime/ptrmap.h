@@ -7,7 +7,11 @@
  *
  * Keys compare by address unless the map is given a hash and an equality
  * at init (mc_ptrmap_init_by_content): then two keys that are equal by
- * content are one key, and the first one stored stands for both. */
+ * content are one key, and the first one stored stands for both.
+ *
+ * A set (mc_ptrmap_init_set) stores keys only: the walks that need no
+ * value per node (eval's, which meets every node of a graph) touch half
+ * the memory. */
 #ifndef MC_RUNTIME_PTRMAP_H
 #define MC_RUNTIME_PTRMAP_H
 
@@ -20,14 +24,19 @@ typedef bool (*mc_ptrmap_equal_fn)(const void *a, const void *b, const void *ctx
 
 /* A zero-initialised mc_ptrmap is an empty map keyed by address. */
 typedef struct mc_ptrmap {
-    const void **keys;
-    int *vals;
-    size_t cap; /* 0 or a power of two */
+    const void **keys; /* NULL: empty; probed alone, so a lookup reads only keys */
+    int *vals;         /* NULL in a set */
+    size_t cap;        /* 0 or a power of two */
     size_t count;
     mc_ptrmap_hash_fn hash;   /* NULL: by address */
     mc_ptrmap_equal_fn equal; /* NULL: by address */
     const void *ctx;          /* passed to hash and equal */
+    bool keys_only;           /* a set */
 } mc_ptrmap;
+
+/* An empty set of addresses: mc_ptrmap_add, _contains, _remove and _free
+ * only (the value functions are for maps). */
+void mc_ptrmap_init_set(mc_ptrmap *m);
 
 /* An empty map whose keys are equal when equal(a, b, ctx) says so; hash
  * must agree with it. The keys must stay valid and unchanged in content
@@ -38,6 +47,13 @@ void mc_ptrmap_init_by_content(mc_ptrmap *m, mc_ptrmap_hash_fn hash, mc_ptrmap_e
  * cannot fail. Returns 0, or 1 on allocation failure (nothing reported;
  * the map is unchanged). */
 int mc_ptrmap_reserve(mc_ptrmap *m, size_t n);
+
+/* Adds key to a set or a map (with value 0). Returns 1 if it was added, 0
+ * if it was present, or -1 on allocation failure (nothing reported; the
+ * set is unchanged). */
+int mc_ptrmap_add(mc_ptrmap *m, const void *key);
+
+bool mc_ptrmap_contains(const mc_ptrmap *m, const void *key);
 
 /* The value stored for key, or NULL if absent. The pointer is valid until
  * the next insertion or removal. */
