@@ -1,7 +1,7 @@
 /* The shared utilities every layer above runtime uses, one copy each: the
  * pointer map (growth, replacement, removal that keeps every other key
  * reachable, content keys, a removed key's address reused by a new
- * object), the growable array, the intrusive list (order, splice, removal
+ * object, the keys-only set), the growable array, the intrusive list (order, splice, removal
  * while iterating, the debug check of neighbour links) and the post-order
  * graph walk (each node once after its inputs, and a 100,000-deep chain on
  * a thread whose stack could not hold a recursive walk). */
@@ -176,6 +176,25 @@ static void test_ptrmap_removed_key_is_unknown_when_address_is_reused(void **sta
     for (int i = 0; i < 100; i++)
         assert_int_equal(*mc_ptrmap_get(&m, &key_storage[i]), i);
     mc_ptrmap_free(&m);
+}
+
+static void test_ptrmap_set_adds_each_key_once_and_removes(void **state)
+{
+    (void)state;
+    mc_ptrmap s;
+    mc_ptrmap_init_set(&s);
+    for (int i = 0; i < N_KEYS; i++)
+        assert_int_equal(mc_ptrmap_add(&s, &key_storage[i]), 1);
+    for (int i = 0; i < N_KEYS; i += 3)
+        assert_int_equal(mc_ptrmap_add(&s, &key_storage[i]), 0);
+    assert_int_equal(s.count, N_KEYS);
+    assert_null(s.vals); /* a set stores no values */
+    for (int i = 0; i < N_KEYS; i += 2)
+        assert_true(mc_ptrmap_remove(&s, &key_storage[i]));
+    for (int i = 0; i < N_KEYS; i++)
+        assert_int_equal(mc_ptrmap_contains(&s, &key_storage[i]), i % 2 == 1);
+    mc_ptrmap_free(&s);
+    assert_false(mc_ptrmap_contains(&s, &key_storage[1]));
 }
 
 /* ---- growable array ---- */
@@ -496,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_ptrmap_remove_keeps_every_other_key_reachable),
         cmocka_unit_test(test_ptrmap_content_keys_merge_equal_values),
         cmocka_unit_test(test_ptrmap_removed_key_is_unknown_when_address_is_reused),
+        cmocka_unit_test(test_ptrmap_set_adds_each_key_once_and_removes),
         cmocka_unit_test(test_darray_keeps_elements_across_growth),
         cmocka_unit_test(test_darray_reserve_makes_pushes_stay_in_place),
         cmocka_unit_test(test_list_keeps_insertion_order_and_splices),

@@ -282,7 +282,8 @@ int mlx_export_to_dot(FILE *os, const mlx_node_namer namer, const mlx_vector_arr
 {
     static const char fn[] = "mlx_export_to_dot";
     printer p;
-    mc_ptrmap intermediate = {0};
+    mc_ptrmap intermediate;
+    mc_ptrmap_init_set(&intermediate);
     int rc = 1;
     if (printer_open(&p, os, namer, outputs, fn))
         goto done;
@@ -293,7 +294,7 @@ int mlx_export_to_dot(FILE *os, const mlx_node_namer namer, const mlx_vector_arr
         if (!has_primitive(a))
             continue;
         for (int k = 0; k < a->n_inputs; k++)
-            if (mc_ptrmap_put(&intermediate, a->inputs[k], 1))
+            if (mc_ptrmap_add(&intermediate, a->inputs[k]) < 0)
                 goto oom;
     }
 
@@ -317,7 +318,7 @@ int mlx_export_to_dot(FILE *os, const mlx_node_namer namer, const mlx_vector_arr
             fprintf(os, "\"%s\" -> %" PRIuPTR "\n", in, id);
         }
         name = pname(&p, a);
-        fprintf(os, "{ %s\"%s\"; }\n", mc_ptrmap_get(&intermediate, a) ? "" : "rank=sink; ", name);
+        fprintf(os, "{ %s\"%s\"; }\n", mc_ptrmap_contains(&intermediate, a) ? "" : "rank=sink; ", name);
         fprintf(os, "%" PRIuPTR " -> \"%s\"\n", id, name);
     }
     fputs("}", os);
