@@ -78,15 +78,17 @@ int mc_jvp(const char *fn, mc_ad_fun f, void *ctx, mc_array *const *primals, mc_
     tangents g;
     memset(&g, 0, sizeof g);
     int rc = 0;
-    g.tans = mc_xmalloc((size_t)(n + t.n + 1) * sizeof *g.tans);
+    size_t steps = t.nodes.len;
+    g.tans = mc_xmalloc((n + steps + 1) * sizeof *g.tans);
     mc_array **res = mc_xcalloc((size_t)(t.nout ? t.nout : 1), sizeof *res);
     if (!g.tans || !res)
-        rc = mc_error_oom(fn, (size_t)(n + t.n + t.nout) * sizeof *res);
+        rc = mc_error_oom(fn, (n + steps + (size_t)t.nout) * sizeof *res);
     for (int i = 0; i < n && !rc; i++)
         rc = put_tangent(&g, t.copies[i], mc_array_retain(tans[i]), fn);
-    for (int k = 0; k < t.n && !rc; k++) {
-        mc_array *tan = forward_step(&g, t.nodes[k], fn);
-        rc = tan ? put_tangent(&g, t.nodes[k], tan, fn) : 1;
+    mc_array **nodes = t.nodes.items;
+    for (size_t k = 0; k < steps && !rc; k++) {
+        mc_array *tan = forward_step(&g, nodes[k], fn);
+        rc = tan ? put_tangent(&g, nodes[k], tan, fn) : 1;
     }
     for (int i = 0; i < t.nout && !rc; i++) {
         mc_array *tan = tangent_of(&g, t.outs[i]);

@@ -3,7 +3,8 @@
 #ifndef MC_TRANSFORMS_TAPE_H
 #define MC_TRANSFORMS_TAPE_H
 
-#include "compile/ptrmap.h"
+#include "graph/walk.h"
+#include "runtime/darray.h"
 #include "transforms/autodiff.h"
 
 /* Marks of a node in a tape's map. */
@@ -17,9 +18,8 @@ typedef struct mc_tape {
     mc_array **copies; /* np new nodes, each primal's stand-in */
     int nout;
     mc_array **outs; /* what the function returned */
-    int n;
-    mc_array **nodes; /* the nodes that need a rule, inputs first (owned) */
-    mc_ptrmap marks;  /* node -> MC_TAPE_* bits */
+    mc_darray nodes; /* mc_array *: the nodes that need a rule, inputs first (owned) */
+    mc_walk walk;    /* the walk that found them; its value per node: MC_TAPE_* bits */
 } mc_tape;
 
 /* Runs f on stand-ins of the primals (distinct nodes, so a primal given

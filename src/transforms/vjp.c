@@ -14,15 +14,16 @@
 /* Cotangents by node: a map to a slot of a growable array. */
 typedef struct cotans {
     mc_ptrmap slot_of;
-    mc_array **slots;
-    int n, cap;
+    mc_darray slots; /* mc_array *, owned (NULL once taken) */
 } cotans;
+
+static mc_array **cotans_slot(const cotans *c, int i) { return mc_darray_at(&c->slots, (size_t)i); }
 
 static void cotans_free(cotans *c)
 {
-    for (int i = c->n - 1; i >= 0; i--)
-        mc_array_release(c->slots[i]);
-    mc_xfree(c->slots);
+    for (size_t i = c->slots.len; i > 0; i--)
+        mc_array_release(*cotans_slot(c, (int)i - 1));
+    mc_darray_free(&c->slots);
     mc_ptrmap_free(&c->slot_of);
 }
 
@@ -32,8 +33,8 @@ static mc_array *cotans_take(cotans *c, const mc_array *node)
     int *slot = mc_ptrmap_get(&c->slot_of, node);
     if (!slot)
         return NULL;
-    mc_array *r = c->slots[*slot];
-    c->slots[*slot] = NULL;
+    mc_array **p = cotans_slot(c, *slot), *r = *p;
+    *p = NULL;
     return r;
 }
 
@@ -41,36 +42,30 @@ static mc_array *cotans_take(cotans *c, const mc_array *node)
 static int cotans_add(cotans *c, const mc_array *node, mc_array *g, const char *fn)
 {
     int *slot = mc_ptrmap_get(&c->slot_of, node);
-    if (slot && c->slots[*slot]) {
+    mc_array **p = slot ? cotans_slot(c, *slot) : NULL;
+    if (p && *p) {
         mc_gb s;
         mc_gb_begin(&s, fn);
-        mc_array *sum = mc_gb_finish_ref(&s, mc_gb_op(&s, MC_B_ADD, c->slots[*slot], g));
+        mc_array *sum = mc_gb_finish_ref(&s, mc_gb_op(&s, MC_B_ADD, *p, g));
         mc_array_release(g);
         if (!sum)
             return 1;
-        mc_array_release(c->slots[*slot]);
-        c->slots[*slot] = sum;
+        mc_array_release(*p);
+        *p = sum;
         return 0;
     }
-    if (slot) {
-        c->slots[*slot] = g;
+    if (p) {
+        *p = g;
         return 0;
     }
-    if (c->n == c->cap) {
-        int ncap = c->cap ? c->cap * 2 : 64;
-        mc_array **ns = mc_xrealloc(c->slots, (size_t)ncap * sizeof *ns);
-        if (!ns) {
-            mc_array_release(g);
-            return mc_error_oom(fn, (size_t)ncap * sizeof *ns);
-        }
-        c->slots = ns;
-        c->cap = ncap;
-    }
-    if (mc_ptrmap_put(&c->slot_of, node, c->n)) {
+    mc_array **fresh = mc_darray_push(&c->slots);
+    if (!fresh || mc_ptrmap_put(&c->slot_of, node, (int)c->slots.len - 1)) {
+        if (fresh)
+            c->slots.len--;
         mc_array_release(g);
-        return mc_error_oom(fn, sizeof(void *));
+        return mc_error_oom(fn, c->slots.len * sizeof g);
     }
-    c->slots[c->n++] = g;
+    *fresh = g;
     return 0;
 }
 
@@ -160,19 +155,18 @@ int mc_vjp(const char *fn, mc_ad_fun f, void *ctx, mc_array *const *primals, int
     mc_xfree(grad);
     if (rc)
         return 1;
-    cotans c;
-    memset(&c, 0, sizeof c);
+    cotans c = {.slots = MC_DARRAY_INIT(mc_array *)};
     rc = seed_cotangents(&c, &t, cots, nc, fn);
-    for (int k = t.n - 1; k >= 0 && !rc; k--) {
-        mc_array *node = t.nodes[k];
+    mc_array **nodes = t.nodes.items;
+    for (size_t k = t.nodes.len; k > 0 && !rc; k--) {
+        mc_array *node = nodes[k - 1];
         mc_array *cot = cotans_take(&c, node);
         if (cot)
             rc = backward_step(&c, &t, node, cot, fn);
         mc_array_release(cot);
         /* the tape's reference: the forward node lives on only where the
          * derivative graph uses it */
-        t.nodes[k] = NULL;
-        t.n = k;
+        t.nodes.len = k - 1;
         mc_array_release(node);
     }
     int k = 0;
