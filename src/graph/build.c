@@ -128,6 +128,38 @@ int mc_vjp_reshape_back(mc_array **vjps, mc_array *node, mc_array *cot, const in
     return vjps[0] ? 0 : 1;
 }
 
+int mc_vjp_zeros(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    (void)cot;
+    for (int k = 0; k < nargs; k++) {
+        mc_gb s;
+        mc_gb_begin(&s, fn);
+        if (mc_vjp_store(vjps, k, &s, mc_gb_zeros_like(&s, node->inputs[argnums[k]])))
+            return 1;
+    }
+    return 0;
+}
+
+mc_array *mc_jvp_zeros(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    (void)tans;
+    (void)argnums;
+    (void)nargs;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    return mc_gb_finish_ref(&s, mc_gb_zeros_like(&s, node));
+}
+
+int mc_vjp_store(mc_array **vjps, int k, mc_gb *s, mc_array *g)
+{
+    vjps[k] = mc_gb_finish_ref(s, g);
+    if (vjps[k])
+        return 0;
+    while (k > 0)
+        mc_array_release(vjps[--k]);
+    return 1;
+}
+
 /* ---- the scope ---- */
 
 void mc_gb_begin(mc_gb *s, const char *fn)

@@ -54,6 +54,12 @@ mc_array *mc_jvp_linear(mc_array *node, mc_array *const *tans, const int *argnum
 int mc_vjp_reshape_back(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
                         const char *fn);
 
+/* Zeros for every input asked for (vjp) or for the output (jvp): the rules
+ * of primitives whose output does not vary smoothly with their inputs
+ * (ArgReduce, NumberOfElements) and of StopGradient. */
+int mc_vjp_zeros(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn);
+mc_array *mc_jvp_zeros(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn);
+
 /* ---- a scope of nodes ---- */
 
 /* MLX's isclose, the largest composition, builds about 40 nodes. */
@@ -72,6 +78,12 @@ void mc_gb_end(mc_gb *s);
 /* A reference of the caller's own to r (held by the scope, may be NULL),
  * then ends the scope. Returns r, or NULL if r is NULL or a step failed. */
 mc_array *mc_gb_finish_ref(mc_gb *s, mc_array *r);
+
+struct mc_gb;
+/* Ends a rule's scope, storing a reference to g (held by s) as vjps[k].
+ * On failure releases vjps[0..k) too and returns 1, so a vjp rule
+ * looping over its argnums stores nothing unless all succeed. */
+int mc_vjp_store(mc_array **vjps, int k, struct mc_gb *s, mc_array *g);
 
 /* Every constructor below returns an array the scope holds (the caller
  * does not release it), or NULL: an error was reported, or an input was

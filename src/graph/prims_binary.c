@@ -149,12 +149,8 @@ static int binary_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int 
         mc_array *g = binary_tangent(&s, op, a, b, node, argnums[k], cot);
         /* the Binary node broadcasts its inputs: sum the cotangent back */
         g = mc_gb_sum_to_shape(&s, mc_gb_broadcast_like(&s, g, node), in->ndim, in->shape);
-        vjps[k] = mc_gb_finish_ref(&s, mc_gb_astype(&s, g, in->dtype));
-        if (!vjps[k]) {
-            while (k > 0)
-                mc_array_release(vjps[--k]);
+        if (mc_vjp_store(vjps, k, &s, mc_gb_astype(&s, g, in->dtype)))
             return 1;
-        }
     }
     return 0;
 }

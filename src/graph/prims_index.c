@@ -362,12 +362,8 @@ static int gather_axis_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const
         mc_gb s;
         mc_gb_begin(&s, fn);
         mc_array *g = argnums[k] == 0 ? gather_axis_input_vjp(&s, node, cot) : mc_gb_zeros_like(&s, node->inputs[1]);
-        vjps[k] = mc_gb_finish_ref(&s, g);
-        if (!vjps[k]) {
-            while (k > 0)
-                mc_array_release(vjps[--k]);
+        if (mc_vjp_store(vjps, k, &s, g))
             return 1;
-        }
     }
     return 0;
 }
@@ -417,14 +413,6 @@ static int numel_eval(mc_array *out, mc_array *const *in, int n, const void *par
 /* ---- derivatives of Concatenate, SliceUpdate, Pad and NumberOfElements
  * (MLX's rules; GatherAxis's are with its evaluation above) ---- */
 
-/* Releases the k rules' results stored so far; returns 1. */
-static int drop_vjps(mc_array **vjps, int k)
-{
-    while (k > 0)
-        mc_array_release(vjps[--k]);
-    return 1;
-}
-
 /* The rows [from, from + len) of a along axis, as a Slice node. */
 static mc_array *slice_axis(mc_gb *s, mc_array *a, int axis, int from, int len)
 {
@@ -449,9 +437,8 @@ static int concat_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int 
         if (argnums[k] == i) {
             mc_gb s;
             mc_gb_begin(&s, fn);
-            vjps[k] = mc_gb_finish_ref(&s, slice_axis(&s, cot, axis, from, len));
-            if (!vjps[k])
-                return drop_vjps(vjps, k);
+            if (mc_vjp_store(vjps, k, &s, slice_axis(&s, cot, axis, from, len)))
+                return 1;
             k++;
         }
         from += len;
@@ -511,9 +498,8 @@ static int slice_update_vjp(mc_array **vjps, mc_array *node, mc_array *cot, cons
         mc_array *g = argnums[k] == 0
                           ? mc_gb_slice_update(&s, cot, mc_gb_zeros_like(&s, node->inputs[1]), node->params)
                           : mc_gb_slice(&s, cot, node->params);
-        vjps[k] = mc_gb_finish_ref(&s, g);
-        if (!vjps[k])
-            return drop_vjps(vjps, k);
+        if (mc_vjp_store(vjps, k, &s, g))
+            return 1;
     }
     return 0;
 }
@@ -564,33 +550,10 @@ static int pad_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *ar
                                       mc_gb_sum(&s, inner, all, cot->ndim));
             g = mc_gb_reshape(&s, rest, node->inputs[1]->ndim, node->inputs[1]->shape);
         }
-        vjps[k] = mc_gb_finish_ref(&s, g);
-        if (!vjps[k])
-            return drop_vjps(vjps, k);
+        if (mc_vjp_store(vjps, k, &s, g))
+            return 1;
     }
     return 0;
-}
-
-/* The count reads only shapes: no derivative. */
-static int numel_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
-{
-    (void)cot;
-    (void)argnums;
-    (void)nargs;
-    mc_gb s;
-    mc_gb_begin(&s, fn);
-    vjps[0] = mc_gb_finish_ref(&s, mc_gb_zeros_like(&s, node->inputs[0]));
-    return vjps[0] ? 0 : 1;
-}
-
-static mc_array *numel_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
-{
-    (void)tans;
-    (void)argnums;
-    (void)nargs;
-    mc_gb s;
-    mc_gb_begin(&s, fn);
-    return mc_gb_finish_ref(&s, mc_gb_zeros_like(&s, node));
 }
 
 const mc_prim_info mc_prim_concatenate = {
@@ -635,6 +598,6 @@ const mc_prim_info mc_prim_number_of_elements = {
     .arity = 1,
     .infer = numel_infer,
     .eval = numel_eval,
-    .vjp = numel_vjp,
-    .jvp = numel_jvp,
+    .vjp = mc_vjp_zeros,
+    .jvp = mc_jvp_zeros,
 };

@@ -345,23 +345,12 @@ static mc_array *product_vjp(mc_gb *s, mc_array *a, mc_array *b, mc_array *cot, 
     return mc_gb_reshape(s, mc_gb_sum_to_shape(s, g, op->ndim, op->shape), in->ndim, in->shape);
 }
 
-/* Stores the rules' results, releasing the earlier ones on a failure. */
-static int finish_vjps(mc_array **vjps, int k, mc_array *g, mc_gb *s)
-{
-    vjps[k] = mc_gb_finish_ref(s, g);
-    if (vjps[k])
-        return 0;
-    while (k > 0)
-        mc_array_release(vjps[--k]);
-    return 1;
-}
-
 static int matmul_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
 {
     for (int k = 0; k < nargs; k++) {
         mc_gb s;
         mc_gb_begin(&s, fn);
-        if (finish_vjps(vjps, k, product_vjp(&s, node->inputs[0], node->inputs[1], cot, argnums[k]), &s))
+        if (mc_vjp_store(vjps, k, &s, product_vjp(&s, node->inputs[0], node->inputs[1], cot, argnums[k])))
             return 1;
     }
     return 0;
@@ -404,7 +393,7 @@ static int addmm_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *
             g = mc_gb_sum_to_shape(&s, mc_gb_op(&s, MC_B_MULTIPLY, mc_gb_scalar(&s, p->beta, d), cot), c->ndim,
                                    c->shape);
         }
-        if (finish_vjps(vjps, k, g, &s))
+        if (mc_vjp_store(vjps, k, &s, g))
             return 1;
     }
     return 0;

@@ -519,30 +519,6 @@ static mc_array *reduce_jvp(mc_array *node, mc_array *const *tans, const int *ar
     return mc_gb_finish_ref(&s, mc_gb_astype(&s, r, node->dtype));
 }
 
-/* Indices: no derivative (MLX's zeros). */
-static int argreduce_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
-                         const char *fn)
-{
-    (void)cot;
-    (void)argnums;
-    (void)nargs;
-    mc_gb s;
-    mc_gb_begin(&s, fn);
-    vjps[0] = mc_gb_finish_ref(&s, mc_gb_zeros_like(&s, node->inputs[0]));
-    return vjps[0] ? 0 : 1;
-}
-
-static mc_array *argreduce_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs,
-                               const char *fn)
-{
-    (void)tans;
-    (void)argnums;
-    (void)nargs;
-    mc_gb s;
-    mc_gb_begin(&s, fn);
-    return mc_gb_finish_ref(&s, mc_gb_zeros_like(&s, node));
-}
-
 const mc_prim_info mc_prim_reduce = {
     .name = "Reduce",
     .arity = 1,
@@ -558,7 +534,7 @@ const mc_prim_info mc_prim_argreduce = {
     .arity = 1,
     .infer = argreduce_infer,
     .eval = argreduce_eval,
-    .vjp = argreduce_vjp,
-    .jvp = argreduce_jvp,
+    .vjp = mc_vjp_zeros,
+    .jvp = mc_jvp_zeros,
     .name_of = argreduce_name,
 };

@@ -95,12 +95,8 @@ static int select_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int 
             g = i == 1 ? mc_gb_where(&s, cond, cot, zero) : mc_gb_where(&s, cond, zero, cot);
             g = mc_gb_sum_to_shape(&s, mc_gb_broadcast_like(&s, g, node), in->ndim, in->shape);
         }
-        vjps[k] = mc_gb_finish_ref(&s, g);
-        if (!vjps[k]) {
-            while (k > 0)
-                mc_array_release(vjps[--k]);
+        if (mc_vjp_store(vjps, k, &s, g))
             return 1;
-        }
     }
     return 0;
 }

@@ -264,30 +264,6 @@ static mc_array *unary_jvp(mc_array *node, mc_array *const *tans, const int *arg
     return mc_gb_finish_ref(&s, r);
 }
 
-/* StopGradient: no gradient passes, in either mode. */
-static int stop_gradient_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
-                             const char *fn)
-{
-    (void)cot;
-    (void)argnums;
-    (void)nargs;
-    mc_gb s;
-    mc_gb_begin(&s, fn);
-    vjps[0] = mc_gb_finish_ref(&s, mc_gb_zeros_like(&s, node->inputs[0]));
-    return vjps[0] ? 0 : 1;
-}
-
-static mc_array *stop_gradient_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs,
-                                   const char *fn)
-{
-    (void)tans;
-    (void)argnums;
-    (void)nargs;
-    mc_gb s;
-    mc_gb_begin(&s, fn);
-    return mc_gb_finish_ref(&s, mc_gb_zeros_like(&s, node));
-}
-
 const mc_prim_info mc_prim_unary = {
     .name = "Unary",
     .arity = 1,
@@ -303,6 +279,6 @@ const mc_prim_info mc_prim_stop_gradient = {
     .arity = 1,
     .infer = stop_gradient_infer,
     .eval = stop_gradient_eval,
-    .vjp = stop_gradient_vjp,
-    .jvp = stop_gradient_jvp,
+    .vjp = mc_vjp_zeros,
+    .jvp = mc_jvp_zeros,
 };
