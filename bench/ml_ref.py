@@ -20,7 +20,18 @@ os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=true intra_op_p
 
 IN, HIDDEN, CLASSES, BATCH = 784, 256, 10, 256
 LR = 0.05
-REPS = int(os.environ.get("BENCH_ML_REPS", "60"))
+
+
+def reps_of(n):
+    """n scaled as bench_util.c's bu_reps does (BENCH_REPS_SCALE, BENCH_QUICK),
+    so that both sides of a round take the same number of samples."""
+    scale = float(os.environ.get("BENCH_REPS_SCALE") or 1.0)
+    if os.environ.get("BENCH_QUICK", "") not in ("", "0"):
+        scale /= 3.0
+    return max(1, int(n * scale + 0.5))
+
+
+REPS = int(os.environ.get("BENCH_ML_REPS") or reps_of(60))
 
 
 def report(side, st):

@@ -9,7 +9,8 @@ per round, between the reference and our figure of that round (measured
 seconds apart), and the median of those ratios is reported with their
 range. Every ratio is reference time / our time (above 1: faster than the
 reference), except the thread-scaling row: our 1-thread time / our
-2-thread time.
+2-thread time, and the backward-cost row: our step time / our forward time
+(a target that is an upper bound).
 
 Usage: report.py RESULTS_DIR OUTPUT.md
 """
@@ -65,9 +66,13 @@ def fmt_time(ns):
     return f"{ns:.0f} ns"
 
 
+FRAMEWORKS = {"jax": "JAX", "mlx": "MLX", "torch": "PyTorch"}
+
+
 class Report:
-    def __init__(self, figs):
+    def __init__(self, figs, meta=None):
         self.figs = figs
+        self.meta = meta or {}
         self.rows = []   # for the summary of targets
 
     def time(self, side, name, threads):
@@ -88,12 +93,16 @@ class Report:
             return "not measured"
         if e["rounds"]:
             return None
+        if e["status"] == "unavailable" and e["symbol"] in FRAMEWORKS:
+            py = self.meta.get(f"{e['symbol']}_python", "its python")
+            return f"not measured: {FRAMEWORKS[e['symbol']]} not installed for `{py}`"
         if e["status"] == "unavailable":
             return f"not available yet (`{e['symbol']}` not exported)"
         return "failed"
 
-    def row(self, label, ours, ref, ref_label, target, note=""):
-        """ours/ref: (side, name, threads). Returns a markdown table row."""
+    def row(self, label, ours, ref, ref_label, target, note="", at_most=False):
+        """ours/ref: (side, name, threads). Returns a markdown table row.
+        at_most: the target is an upper bound on the ratio, not a lower one."""
         t_ours = self.time(*ours)
         t_ref = self.time(*ref)
         problem = self.state(*ours) or self.state(*ref)
@@ -104,8 +113,10 @@ class Report:
         elif target is None:
             verdict = "(no target)"
         else:
-            verdict = "met" if ratio >= target else "**not met**"
-        tgt = f"≥ {target:g}x" if target is not None else "—"
+            ok = ratio <= target if at_most else ratio >= target
+            verdict = "met" if ok else "**not met**"
+        tgt = (f"{'≤' if at_most else '≥'} {target:g}x" if target is not None
+               else "—")
         rtxt = f"{ratio:.2f}x" if ratio is not None else "—"
         spread = (f"{min(per_round):.2f}–{max(per_round):.2f}"
                   if len(per_round) > 1 else "—")
@@ -125,7 +136,7 @@ def gbs(ns):
 
 
 def build(figs, info, meta):
-    r = Report(figs)
+    r = Report(figs, meta)
     out = []
     w = out.append
 
@@ -138,7 +149,8 @@ def build(figs, info, meta):
       "(through `/usr/bin/python3`), a STREAM add/triad loop and direct "
       "`cblas_sgemm` calls in `bench/bench_ops.c`. Ratio = reference time / "
       "our time, so above 1 means faster than the reference (the thread-"
-      "scaling row divides our 1-thread time by our 2-thread time). Sizes "
+      "scaling row divides our 1-thread time by our 2-thread time, the "
+      "backward-cost row our training step by our forward pass). Sizes "
       "are in float32 elements.")
     w("")
     w("## Run")
@@ -351,13 +363,47 @@ def build(figs, info, meta):
       f"erase of an id no cache holds: {fmt_time(tn)} | — |")
     w("")
 
+    w("## Autodiff")
+    w("")
+    w("The training step of `examples/mlp.c`: a 784-256-256-10 GELU MLP, "
+      "batch 256, float32, mean cross-entropy on one-hot labels, "
+      "`value_and_grad` of the loss and the SGD update compiled as one "
+      "function, the parameters carried from step to step "
+      "(`bench/bench_grad.c`). The references run the same step in "
+      "`bench/ml_ref.py`, 2 threads each: JAX (`jax.jit` of value_and_grad "
+      f"+ update, `{meta.get('jax_python', '?')}`), MLX's CPU build "
+      f"(`mx.compile`, `{meta.get('mlx_python', '?')}`) and PyTorch eager "
+      f"(`torch.set_num_threads(2)`, `{meta.get('torch_python', '?')}`). "
+      "Each framework runs right before ours in every round.")
+    w("")
+    w(HEAD)
+    step = ("mlxcpu", "mlp_step", 2)
+    for side, target in (("jax", 1.0), ("mlx", 2.0), ("torch", 1.5)):
+        w(r.row(f"MLP step vs {FRAMEWORKS[side]}", step,
+                (side, "mlp_step", 2), f"{FRAMEWORKS[side]} step", target))
+    w(r.row("backward cost: step / forward", ("mlxcpu", "mlp_forward", 2),
+            step, "ours, step", 2.5, at_most=True))
+    w("")
+    w("The backward-cost row divides our step time by our compiled forward "
+      "loss alone (same inputs): what value_and_grad and the update add.")
+    w("")
+    w("| figure | time | target | result |\n|---|---|---|---|")
+    to = r.time("mlxcpu", "grad_overhead_10op", 2)
+    st = r.state("mlxcpu", "grad_overhead_10op", 2)
+    verdict = st or ("met" if to <= 5000 else "**not met**")
+    w(f"| compiled value_and_grad of a 10-op scalar function of 4 floats, "
+      f"per call | {st or fmt_time(to)} | ≤ 5 µs | {verdict} |")
+    r.rows.append(("value_and_grad overhead, 10 ops",
+                   fmt_time(to) if to else "—", "≤ 5 µs", verdict))
+    w("")
+
     w("## Targets at a glance")
     w("")
     w("| figure | ratio | target | result |\n|---|---|---|---|")
     for label, rtxt, tgt, verdict in r.rows:
         w(f"| {label} | {rtxt} | {tgt} | {verdict} |")
     w("")
-    w("Reproduce with `bench/run.sh` (about 3 minutes plus the build; "
+    w("Reproduce with `bench/run.sh` (about 5 minutes plus the build; "
       "`BENCH_QUICK=1` for a smoke run with a third of the repetitions). "
       "Raw result lines of this run: `build-bench/bench-results/`.")
     w("")

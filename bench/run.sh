@@ -10,6 +10,12 @@
 #   BENCH_REPS_SCALE share of each figure's nominal repetitions per round
 #                    (default 0.5: the rounds make up the rest)
 #   BENCH_PYTHON     the python with numpy 1.24 (default /usr/bin/python3)
+#   BENCH_JAX_PYTHON, BENCH_MLX_PYTHON
+#                    the pythons that have jax / mlx, for bench/ml_ref.py
+#                    (default /work/venv-mlx/bin/python if it exists, else
+#                    python3); a framework an interpreter lacks is reported
+#                    as not installed
+#   BENCH_TORCH_PYTHON the python that has torch (default /usr/bin/python3)
 #   BENCH_OUT        the markdown file to write (default docs/benchmarks.md)
 #   BENCH_QUICK=1    a third of the repetitions, for a smoke run
 set -euo pipefail
@@ -20,13 +26,18 @@ rounds=${BENCH_ROUNDS:-8}
 export BENCH_REPS_SCALE=${BENCH_REPS_SCALE:-0.5}
 py=${BENCH_PYTHON:-/usr/bin/python3}
 out=${BENCH_OUT:-$root/docs/benchmarks.md}
+ml_default=python3
+[ -x /work/venv-mlx/bin/python ] && ml_default=/work/venv-mlx/bin/python
+jax_py=${BENCH_JAX_PYTHON:-$ml_default}
+mlx_py=${BENCH_MLX_PYTHON:-$ml_default}
+torch_py=${BENCH_TORCH_PYTHON:-/usr/bin/python3}
 
 if [ ! -f "$build/build.ninja" ]; then
     meson setup "$build" "$root" --buildtype=release -Dtests=false -Dbench=true
 else
     meson configure "$build" -Dbuildtype=release -Dbench=true >/dev/null
 fi
-ninja -C "$build" -j2 bench/bench_ops bench/bench_compile
+ninja -C "$build" -j2 bench/bench_ops bench/bench_compile bench/bench_grad
 
 results=$build/bench-results
 rm -rf "$results"
@@ -58,6 +69,9 @@ PY
     echo "META rounds=$rounds"
     echo "META reps_scale=$BENCH_REPS_SCALE"
     echo "META env_OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-(unset)}"
+    echo "META jax_python=$jax_py"
+    echo "META mlx_python=$mlx_py"
+    echo "META torch_python=$torch_py"
     echo "META env_OPENBLAS_L2_SIZE=${OPENBLAS_L2_SIZE:-(unset)}"
 } > "$results/meta.txt"
 
@@ -80,6 +94,17 @@ for r in $(seq 1 "$rounds"); do
         fi
     done
     "${noblas[@]}" "$build/bench/bench_compile" > "$results/compile-$r.txt"
+    # The training step: each framework, then ours, back to back. An
+    # interpreter that is missing altogether counts as the framework missing.
+    for fw in jax mlx torch; do
+        case $fw in jax) fpy=$jax_py ;; mlx) fpy=$mlx_py ;; torch) fpy=$torch_py ;; esac
+        if command -v "$fpy" >/dev/null 2>&1; then
+            "${noblas[@]}" "$fpy" "$root/bench/ml_ref.py" "$fw"
+        else
+            echo "BENCH side=$fw name=mlp_step threads=2 status=unavailable symbol=$fw"
+        fi
+    done > "$results/ml-$r.txt"
+    "${noblas[@]}" "$build/bench/bench_grad" > "$results/grad-$r.txt"
 done
 echo "META load_after=$(cut -d' ' -f1 /proc/loadavg)" >> "$results/meta.txt"
 echo "META seconds=$(( $(date +%s) - start ))" >> "$results/meta.txt"
