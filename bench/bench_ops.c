@@ -414,11 +414,15 @@ static void bench_gemm(const char *name, int batch, int n, int threads, mlx_stre
     fill(a, total, -1, 1, 0.0);
     fill(b, total, -1, 1, 0.5);
 
-    /* The library sets OpenBLAS's thread count with its own; the direct
-     * calls below run with the same count. */
+    /* The library keeps OpenBLAS on one thread and splits products across
+     * its own pool; the direct calls below get OpenBLAS's own threading
+     * with the same count, and the library's setting back afterwards. */
     mlx_cpu_set_num_threads(threads);
+    int lib_blas_threads = openblas_get_num_threads();
+    openblas_set_num_threads(threads);
     gemm_ctx g = {a, b, c, n, batch};
     bu_report("ref", name, threads, bu_measure(run_cblas, &g, warm, bu_reps(reps)));
+    openblas_set_num_threads(lib_blas_threads);
 
     int shape3[3] = {batch, n, n};
     int ndim = batch > 1 ? 3 : 2;

@@ -1171,20 +1171,81 @@ static void test_shapeless_compile_replays_matmul_on_new_shapes(void **state)
 
 /* ---- threads ---- */
 
-static void test_openblas_runs_as_many_threads_as_the_pool(void **state)
+static void test_openblas_runs_one_thread_whatever_the_pool_count(void **state)
 {
     (void)state;
     int before = mlx_cpu_get_num_threads();
-    int blas = mc_blas_threads();
-    if (blas == 0)
+    if (mc_blas_threads() == 0)
         skip(); /* another cblas: its threading is its own */
-    assert_int_equal(blas, before);
-    assert_int_equal(mlx_cpu_set_num_threads(1), 0);
+    assert_int_equal(mc_blas_threads(), 1);
+    assert_int_equal(mlx_cpu_set_num_threads(3), 0);
     assert_int_equal(mc_blas_threads(), 1);
     int as[2] = {3, 4}, bs[2] = {4, 5};
     check_matmul(MLX_FLOAT32, 2, as, 2, bs, 0);
     assert_int_equal(mlx_cpu_set_num_threads(before), 0);
-    assert_int_equal(mc_blas_threads(), before);
+    assert_int_equal(mc_blas_threads(), 1);
+}
+
+/* A float32 (rows x cols) of small integers, so that every product below
+ * is exact; vals gets a copy in doubles. */
+static mlx_array int_matrix(int rows, int cols, int seed, double *vals)
+{
+    float *v = test_malloc(sizeof(float) * (size_t)rows * (size_t)cols);
+    for (int i = 0; i < rows * cols; i++) {
+        v[i] = (float)((i * 5 + i / 11 + seed * 3) % 7 - 3);
+        vals[i] = v[i];
+    }
+    int shape[2] = {rows, cols};
+    mlx_array a = mlx_array_new_data(v, shape, 2, MLX_FLOAT32);
+    test_free(v);
+    return a;
+}
+
+/* op(A) (m x k) @ op(B) (k x n), each operand stored transposed when asked
+ * (a transposed view), on 2 threads: large enough that the product is
+ * split across the pool (by rows when m >= n, else by columns). */
+static void check_split_product(int m, int n, int k, bool ta, bool tb)
+{
+    double *va = test_malloc(sizeof(double) * (size_t)m * (size_t)k);
+    double *vb = test_malloc(sizeof(double) * (size_t)k * (size_t)n);
+    double *want = test_malloc(sizeof(double) * (size_t)m * (size_t)n);
+    mlx_array a = ta ? int_matrix(k, m, 1, va) : int_matrix(m, k, 1, va);
+    mlx_array b = tb ? int_matrix(n, k, 2, vb) : int_matrix(k, n, 2, vb);
+    for (int i = 0; i < m; i++)
+        for (int j = 0; j < n; j++) {
+            double acc = 0;
+            for (int t = 0; t < k; t++)
+                acc += (ta ? va[(size_t)t * m + i] : va[(size_t)i * k + t]) *
+                       (tb ? vb[(size_t)j * k + t] : vb[(size_t)t * n + j]);
+            want[(size_t)i * n + j] = acc;
+        }
+    mlx_array opa = mlx_array_new(), opb = mlx_array_new(), r = mlx_array_new();
+    assert_int_equal(ta ? mlx_transpose(&opa, a, S) : mlx_array_set(&opa, a), 0);
+    assert_int_equal(tb ? mlx_transpose(&opb, b, S) : mlx_array_set(&opb, b), 0);
+    assert_int_equal(mlx_matmul(&r, opa, opb, S), 0);
+    int os[2] = {m, n};
+    expect_values(r, MLX_FLOAT32, 2, os, want, 0); /* frees r */
+    mlx_array_free(a);
+    mlx_array_free(b);
+    mlx_array_free(opa);
+    mlx_array_free(opb);
+    test_free(va);
+    test_free(vb);
+    test_free(want);
+}
+
+static void test_large_products_split_across_the_pool_match_the_reference(void **state)
+{
+    (void)state;
+    int before = mlx_cpu_get_num_threads();
+    assert_int_equal(mlx_cpu_set_num_threads(2), 0);
+    for (int t = 0; t < 4; t++) {
+        bool ta = t & 1, tb = t & 2;
+        check_split_product(200, 80, 96, ta, tb); /* by rows */
+        check_split_product(97, 90, 130, ta, tb); /* by rows, odd count */
+        check_split_product(40, 121, 300, ta, tb); /* by columns, odd count */
+    }
+    assert_int_equal(mlx_cpu_set_num_threads(before), 0);
 }
 
 /* ---- failures ---- */
@@ -1287,7 +1348,8 @@ int main(void)
         T(test_tensordot_axes_lists_match_numpy),
         T(test_kron_matches_numpy),
         T(test_shapeless_compile_replays_matmul_on_new_shapes),
-        T(test_openblas_runs_as_many_threads_as_the_pool),
+        T(test_openblas_runs_one_thread_whatever_the_pool_count),
+        T(test_large_products_split_across_the_pool_match_the_reference),
         T(test_failed_allocations_report_once_and_leak_nothing),
 #undef T
     };

@@ -1,5 +1,6 @@
 /* Owns every cblas call of the library: batched gemm (gemv when one side
- * is a vector), scaling, and the counters tests read. The batch loop walks
+ * is a vector; a large gemm split across the pool), scaling, and the
+ * counters tests read. The batch loop walks
  * stride offsets, so broadcast batch dims (stride 0) cost nothing; when the
  * right operand is the same for every batch and the left one's batches
  * are stacked rows, the whole batch is one call with m * batch rows. */
@@ -79,8 +80,65 @@ static void gemv(const mc_blas_matmul_args *p, bool trans, mc_bint rows, mc_bint
     }
 }
 
+/* A product of the whole of A's m rows with B's columns [0, n) (B and C
+ * already offset to the first of them); C's rows are p->n apart. */
+static void gemm(const mc_blas_matmul_args *p, const char *a, const char *b, char *c, mc_bint m, mc_bint n)
+{
+    mc_bint k = p->k, ldc = p->n;
+    mc_bint lda = (mc_bint)p->a.ld, ldb = (mc_bint)p->b.ld;
+    enum CBLAS_TRANSPOSE ta = p->a.trans ? CblasTrans : CblasNoTrans;
+    enum CBLAS_TRANSPOSE tb = p->b.trans ? CblasTrans : CblasNoTrans;
+    switch (p->dtype) {
+    case MLX_FLOAT32:
+        cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, p->alpha, (const float *)a, lda, (const float *)b, ldb,
+                    p->beta, (float *)c, ldc);
+        break;
+    case MLX_FLOAT64:
+        cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, (double)p->alpha, (const double *)a, lda,
+                    (const double *)b, ldb, (double)p->beta, (double *)c, ldc);
+        break;
+    default: {
+        const float al[2] = {p->alpha, 0.0f}, be[2] = {p->beta, 0.0f};
+        cblas_cgemm(CblasRowMajor, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc);
+        break;
+    }
+    }
+}
+
+/* Products below this many multiply-adds run on one thread: splitting
+ * them costs more (each piece packs its own panels) than it saves. */
+#define MC_SPLIT_MIN_MACS (1 << 20)
+/* Each piece keeps at least this many rows (or columns) of C. */
+enum { MC_SPLIT_MIN_EDGE = 16 };
+
+typedef struct split_ctx {
+    const mc_blas_matmul_args *p;
+    const char *a, *b;
+    char *c;
+    mc_bint m;
+    bool by_rows; /* pieces are rows of C, else columns */
+} split_ctx;
+
+static void gemm_piece(void *arg, size_t begin, size_t end)
+{
+    const split_ctx *s = arg;
+    const mc_blas_matmul_args *p = s->p;
+    size_t isz = item_size(p->dtype), len = end - begin;
+    if (s->by_rows) {
+        /* row r of op(A): a row of A, or a column of the stored A^T */
+        size_t aoff = p->a.trans ? begin : begin * (size_t)p->a.ld;
+        gemm(p, s->a + aoff * isz, s->b, s->c + begin * (size_t)p->n * isz, (mc_bint)len, p->n);
+    } else {
+        size_t boff = p->b.trans ? begin * (size_t)p->b.ld : begin;
+        gemm(p, s->a, s->b + boff * isz, s->c + begin * isz, s->m, (mc_bint)len);
+    }
+}
+
 /* One product of m rows: picks gemv when a side is a vector (gemm's
- * packing costs more than the product itself there), else gemm. */
+ * packing costs more than the product itself there), else gemm, split
+ * into one piece per pool thread along C's longer side when large enough.
+ * OpenBLAS itself runs one thread (see src/runtime/pool.c), so the pool's
+ * workers are the only threads in use, for BLAS and for every other kernel. */
 static void product(const mc_blas_matmul_args *p, const char *a, const char *b, char *c, mc_bint m)
 {
     mc_bint n = p->n, k = p->k;
@@ -103,24 +161,17 @@ static void product(const mc_blas_matmul_args *p, const char *a, const char *b, 
             gemv(p, true, k, n, b, ldb, a, inca, c);
         return;
     }
-    enum CBLAS_TRANSPOSE ta = p->a.trans ? CblasTrans : CblasNoTrans;
-    enum CBLAS_TRANSPOSE tb = p->b.trans ? CblasTrans : CblasNoTrans;
     atomic_fetch_add_explicit(&n_gemm, 1, memory_order_relaxed);
-    switch (p->dtype) {
-    case MLX_FLOAT32:
-        cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, p->alpha, (const float *)a, lda, (const float *)b, ldb,
-                    p->beta, (float *)c, n);
-        break;
-    case MLX_FLOAT64:
-        cblas_dgemm(CblasRowMajor, ta, tb, m, n, k, (double)p->alpha, (const double *)a, lda,
-                    (const double *)b, ldb, (double)p->beta, (double *)c, n);
-        break;
-    default: {
-        const float al[2] = {p->alpha, 0.0f}, be[2] = {p->beta, 0.0f};
-        cblas_cgemm(CblasRowMajor, ta, tb, m, n, k, al, a, lda, b, ldb, be, c, n);
-        break;
+    size_t threads = (size_t)mc_pool_threads();
+    size_t edge = (size_t)(m >= n ? m : n);
+    if (threads > 1 && edge >= 2 * MC_SPLIT_MIN_EDGE && (double)m * (double)n * (double)k >= MC_SPLIT_MIN_MACS) {
+        split_ctx s = {p, a, b, c, m, m >= n};
+        /* the pool makes edge / grain pieces, rounding down */
+        size_t grain = edge / threads;
+        mc_parallel_for(edge, grain < MC_SPLIT_MIN_EDGE ? MC_SPLIT_MIN_EDGE : grain, gemm_piece, &s);
+        return;
     }
-    }
+    gemm(p, a, b, c, m, n);
 }
 
 /* True if every batch of A follows the previous one as more rows (each

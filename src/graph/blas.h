@@ -3,11 +3,14 @@
  * arrays or graphs; every operand is described by a pointer, a transpose
  * flag, a leading dimension and per-batch strides, all in elements.
  *
- * Threading: OpenBLAS runs its own threads, sized by the worker pool
- * (src/runtime/pool.c sets openblas_set_num_threads to the pool's count).
- * These functions make sure the pool has applied that count before the
- * first BLAS call, and must not be called from inside a pool worker (a
- * kernel is either a BLAS call or a pool loop, never both at once). */
+ * Threading: OpenBLAS runs one thread (src/runtime/pool.c sets
+ * openblas_set_num_threads(1)); a large product is split into pieces, one
+ * cblas call each, run by the worker pool. OpenBLAS's own threads would
+ * spin (sched_yield) between calls, taking a core from the pool's workers
+ * while elementwise kernels run, and wait on each other when a core is
+ * busy; the pool's threads are the only ones. These functions make sure
+ * the pool has applied the count before the first BLAS call, and must not
+ * be called from inside a pool worker (they would then run inline). */
 #ifndef MC_GRAPH_BLAS_H
 #define MC_GRAPH_BLAS_H
 
@@ -49,7 +52,7 @@ int mc_blas_matmul(const mc_blas_matmul_args *args, const char *fn);
 /* x[i] *= alpha for i < n (dtype as above; n may exceed INT_MAX). */
 void mc_blas_scale(mlx_dtype dtype, size_t n, float alpha, void *x);
 
-/* The thread count OpenBLAS uses now (after applying the pool's), or 0
+/* The thread count OpenBLAS uses now (1 once the pool has set it), or 0
  * when the BLAS library is not OpenBLAS. */
 int mc_blas_threads(void);
 

@@ -16,11 +16,13 @@
  * thread, or from inside a job) runs inline on its own thread. This is never
  * slower than waiting, and it cannot deadlock.
  *
- * Thread count and BLAS: OpenBLAS gets the same count as the pool. From one
- * evaluation a BLAS call and a pool loop never run at the same time (a
- * kernel is either a BLAS call or a loop), so each has all the cores while
- * it runs and together they never exceed the count. The count is applied
- * to OpenBLAS when first read and at every change.
+ * Thread count and BLAS: OpenBLAS runs one thread, and src/graph/blas.c
+ * splits large products across this pool. OpenBLAS's own threads, once
+ * given the pool's count, spun in sched_yield after each call while the
+ * pool's workers ran the next kernels (and made the caller yield while
+ * they were descheduled): on 2 cores that cost a quarter of an MLP
+ * training step. One thread is applied when the count is first read and
+ * at every change.
  *
  * Lifetime: workers are joined by a destructor (at exit, or dlclose of the
  * shared library), so none outlives the library code and leak checkers see
@@ -104,13 +106,17 @@ static _Thread_local bool in_pool;
 
 /* ---- thread count ---- */
 
+/* OpenBLAS gets one thread whatever n is: src/graph/blas.c splits large
+ * products across this pool instead, so that OpenBLAS's idle threads do
+ * not spin against the pool's workers (see src/graph/blas.h). Set on every
+ * count change, in case the program changed it in between. */
 static void set_blas_threads(int n)
 {
+    (void)n;
 #ifdef OPENBLAS_VERSION
-    openblas_set_num_threads(n);
-#else
-    (void)n; /* another cblas: its threading is its own business */
+    openblas_set_num_threads(1);
 #endif
+    /* another cblas: its threading is its own business */
 }
 
 static int parse_env_threads(void)

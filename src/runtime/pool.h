@@ -20,8 +20,9 @@ void mc_parallel_for(size_t n, size_t grain, mc_range_fn fn, void *ctx);
 
 /* Threads used by mc_parallel_for (default: MLX_CPU_THREADS if it is a
  * positive integer, else the number of online cores; at most 1024). The
- * first call also gives OpenBLAS the same count, so the BLAS code calls
- * this once before its first cblas call. */
+ * first call also sets OpenBLAS to one thread (the BLAS code splits large
+ * products across this pool), so the BLAS code calls this once before its
+ * first cblas call. */
 int mc_pool_threads(void);
 
 #endif
