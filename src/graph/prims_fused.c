@@ -234,11 +234,18 @@ static int fused_eval(mc_array *out, mc_array *const *in, int n, const void *par
     static const char fn[] = "Compiled";
     const mc_fused_params *p = params;
     const mc_kernel_table *K = mc_kernels();
-    fused_job *j = mc_xcalloc(1, sizeof *j);
+    /* Not zeroed: the job is 13 KB (strides for every possible input and
+     * dim), and clearing it cost more than a small kernel's work. Every
+     * field a tile reads is written below: strides, shape and ndim by
+     * collapse for the n inputs and kept dims, one kernel per step for
+     * its kind, data and isize for the n inputs. */
+    fused_job *j = mc_xmalloc(sizeof *j);
     if (!j)
         return mc_error_oom(fn, sizeof *j);
     j->p = p;
     j->n_in = n;
+    j->ndim = 0;
+    j->tiles_per_row = 0;
     for (int i = 0; i < p->n_ops; i++) {
         const mc_fused_op *o = &p->ops[i];
         mlx_dtype da = operand_dtype(p, in, o->a);
