@@ -172,8 +172,9 @@ def build(figs, info, meta):
       f"**{info.get(('bench_ops', 'isa'), '?')}**")
     w(f"- threads: the library's default is "
       f"{info.get(('bench_ops', 'default_threads'), '?')}; each row says the "
-      f"count it ran with (`mlx_cpu_set_num_threads`, which also sets "
-      f"OpenBLAS's). numpy's ufuncs and reductions run on 1 thread; its "
+      f"count it ran with (`mlx_cpu_set_num_threads`; the library keeps "
+      f"OpenBLAS on one thread and splits large products across its own "
+      f"workers). numpy's ufuncs and reductions run on 1 thread; its "
       f"matmul on {info.get(('numpy_ref', 'blas_threads'), '?')} OpenBLAS "
       f"threads.")
     w(f"- BLAS: ours links {info.get(('bench_ops', 'openblas_config'), '?')}, "
@@ -318,7 +319,9 @@ def build(figs, info, meta):
         w(f"Ours reaches {2 * 1024 ** 3 / tm:.1f} GFLOP/s on 1024x1024. Both "
           f"sides call the same OpenBLAS with the kernel it picked for this "
           f"CPU (named under Run), so the ratios compare the calls around "
-          f"it, not the kernel.")
+          f"it, not the kernel: ours splits a product into one "
+          f"single-threaded call per worker, the direct cblas reference "
+          f"runs on OpenBLAS's own threads.")
         w("")
 
     w("## Threads")
