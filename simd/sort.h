@@ -35,7 +35,9 @@ void mc_sort_row(int dtype, bool indices, const void *src, int64_t sstride, void
                  void *scratch);
 
 /* As mc_sort_row, but only places the kth element (kth < n) as MLX's
- * partition does: smaller ones before it, larger ones after. */
+ * partition does: smaller ones before it, larger ones after. For values,
+ * src may be dst itself (same stride): the row is partitioned again in
+ * place. */
 void mc_partition_row(int dtype, bool indices, const void *src, int64_t sstride, void *dst, int64_t dstride,
                       size_t n, size_t kth, void *scratch);
 

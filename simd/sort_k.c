@@ -491,7 +491,8 @@ void mc_partition_row(int dtype, bool indices, const void *src, int64_t sstride,
     }
     size_t sz = (size_t)key_bytes(dtype);
     void *a = dstride == 1 ? dst : scratch;
-    copy_strided(a, 1, src, sstride, n, sz);
+    if (a != src || sstride != 1)
+        copy_strided(a, 1, src, sstride, n, sz);
     val(a, (ptrdiff_t)n, (ptrdiff_t)kth, NULL);
     if (a != dst)
         copy_strided(dst, dstride, a, 1, n, sz);

@@ -47,7 +47,7 @@ typedef struct sort_job {
     const mc_array *x;
     int axis, kind;
     size_t rows, n, inner, blocks, scratch_bytes;
-    size_t kth;
+    size_t kth, reps;
     char *y;
     size_t ysz;
     unsigned char *scratch; /* blocks * scratch_bytes */
@@ -83,8 +83,51 @@ static void sort_block(void *ctx, size_t t, size_t t_end)
                 mc_sort_row(x->dtype, idx, src, ss, dst, ds, j->n, scratch);
             else
                 mc_partition_row(x->dtype, idx, src, ss, dst, ds, j->n, j->kth, scratch);
+            for (size_t k = 1; k < j->reps; k++)
+                mc_partition_row(x->dtype, false, dst, ds, dst, ds, j->n, j->kth, scratch);
         }
     }
+}
+
+/* How many times MLX's Partition selects within each row of x. MLX
+ * copies an input that is dense apart from broadcast axes (and not
+ * broadcast along the axis) with its strides kept, so the output aliases
+ * the broadcast rows and each one is partitioned once per row aliasing it;
+ * nth_element run again on its own output may move elements. Dense means:
+ * the axes of size > 1 and non-zero stride pack without gaps. */
+static size_t mlx_partition_reps(const mc_array *x, int axis)
+{
+    if (x->shape[axis] > 1 && x->strides[axis] == 0)
+        return 1;
+    int64_t st[MC_MAX_NDIM];
+    int64_t sh[MC_MAX_NDIM];
+    int m = 0;
+    size_t reps = 1;
+    for (int d = 0; d < x->ndim; d++) {
+        if (x->shape[d] <= 1)
+            continue;
+        if (x->strides[d] == 0) {
+            reps *= (size_t)x->shape[d];
+            continue;
+        }
+        if (x->strides[d] < 0)
+            return 1;
+        /* insertion by stride, ascending */
+        int i = m++;
+        for (; i > 0 && st[i - 1] > x->strides[d]; i--) {
+            st[i] = st[i - 1];
+            sh[i] = sh[i - 1];
+        }
+        st[i] = x->strides[d];
+        sh[i] = x->shape[d];
+    }
+    int64_t want = 1;
+    for (int i = 0; i < m; i++) {
+        if (st[i] != want)
+            return 1;
+        want = st[i] * sh[i];
+    }
+    return reps;
 }
 
 /* Work below this many elements stays on the calling thread. */
@@ -109,6 +152,7 @@ static int sort_eval_as(mc_array *out, mc_array *const *in, const void *params, 
     for (int d = p->axis + 1; d < x->ndim; d++)
         j.inner *= (size_t)x->shape[d];
     j.rows = x->size / j.n;
+    j.reps = kind == PART_VALUES ? mlx_partition_reps(x, p->axis) : 1;
     size_t threads = out->size < SORT_GRAIN ? 1 : (size_t)mc_pool_threads();
     j.blocks = j.rows < threads ? j.rows : threads;
     j.scratch_bytes = (mc_sort_scratch_bytes(x->dtype, j.n) + 63) / 64 * 64;
