@@ -23,6 +23,10 @@
 /* Rows this short are insertion sorted: a radix pass costs 256 buckets. */
 enum { SMALL_ROW = 48 };
 
+/* Partition steps over more elements than this find their stops in
+ * blocks of SPLIT_BLOCK. */
+enum { SPLIT_BY_BLOCKS = 64, SPLIT_BLOCK = 64 };
+
 /* ---- keys ---------------------------------------------------------------- */
 
 static inline uint32_t key_f32(uint32_t u)
@@ -262,96 +266,153 @@ void mc_sort_row(int dtype, bool indices, const void *src, int64_t sstride, void
 
 /* Defines select_NAME(void *a (of E), ptrdiff_t n, ptrdiff_t nth, const void *ctx),
  * comparing with LESS(x, y) (which may read ctx). */
-#define DEFINE_SELECT(NAME, E, LESS)                                                          \
-    static void adjust_heap_##NAME(E *a, ptrdiff_t hole, ptrdiff_t len, E v, const void *ctx) \
-    {                                                                                         \
-        (void)ctx;                                                                            \
-        ptrdiff_t top = hole, child = hole;                                                   \
-        while (child < (len - 1) / 2) {                                                       \
-            child = 2 * (child + 1);                                                          \
-            if (LESS(a[child], a[child - 1]))                                                 \
-                child--;                                                                      \
-            a[hole] = a[child];                                                               \
-            hole = child;                                                                     \
-        }                                                                                     \
-        if ((len & 1) == 0 && child == (len - 2) / 2) {                                       \
-            child = 2 * (child + 1);                                                          \
-            a[hole] = a[child - 1];                                                           \
-            hole = child - 1;                                                                 \
-        }                                                                                     \
-        ptrdiff_t parent = (hole - 1) / 2;                                                    \
-        while (hole > top && LESS(a[parent], v)) {                                            \
-            a[hole] = a[parent];                                                              \
-            hole = parent;                                                                    \
-            parent = (hole - 1) / 2;                                                          \
-        }                                                                                     \
-        a[hole] = v;                                                                          \
-    }                                                                                         \
-    static void heap_select_##NAME(E *a, ptrdiff_t mid, ptrdiff_t len, const void *ctx)       \
-    {                                                                                         \
-        if (mid >= 2)                                                                         \
-            for (ptrdiff_t parent = (mid - 2) / 2;; parent--) {                               \
-                adjust_heap_##NAME(a, parent, mid, a[parent], ctx);                           \
-                if (parent == 0)                                                              \
-                    break;                                                                    \
-            }                                                                                 \
-        for (ptrdiff_t i = mid; i < len; i++)                                                 \
-            if (LESS(a[i], a[0])) {                                                           \
-                E v = a[i];                                                                   \
-                a[i] = a[0];                                                                  \
-                adjust_heap_##NAME(a, 0, mid, v, ctx);                                        \
-            }                                                                                 \
-    }                                                                                         \
-    static void select_##NAME(void *av, ptrdiff_t n, ptrdiff_t nth, const void *ctx)          \
-    {                                                                                         \
-        E *a = av;                                                                            \
-        ptrdiff_t lo = 0, hi = n, depth = 0;                                                  \
-        for (size_t m = (size_t)n; m > 1; m >>= 1)                                            \
-            depth += 2;                                                                       \
-        while (hi - lo > 3) {                                                                 \
-            E t;                                                                              \
-            if (depth == 0) {                                                                 \
-                heap_select_##NAME(a + lo, nth + 1 - lo, hi - lo, ctx);                       \
-                t = a[lo], a[lo] = a[nth], a[nth] = t;                                        \
-                return;                                                                       \
-            }                                                                                 \
-            depth--;                                                                          \
-            /* the median of a[lo+1], a[mid], a[hi-1] moves to a[lo] */                       \
-            ptrdiff_t x = lo + 1, y = lo + (hi - lo) / 2, z = hi - 1, m;                      \
-            if (LESS(a[x], a[y]))                                                             \
-                m = LESS(a[y], a[z]) ? y : LESS(a[x], a[z]) ? z : x;                          \
-            else                                                                              \
-                m = LESS(a[x], a[z]) ? x : LESS(a[y], a[z]) ? z : y;                          \
-            t = a[lo], a[lo] = a[m], a[m] = t;                                                \
-            ptrdiff_t f = lo + 1, l = hi;                                                     \
-            for (;;) {                                                                        \
-                while (f < hi && LESS(a[f], a[lo]))                                           \
-                    f++;                                                                      \
-                l--;                                                                          \
-                while (l > lo && LESS(a[lo], a[l]))                                           \
-                    l--;                                                                      \
-                if (!(f < l))                                                                 \
-                    break;                                                                    \
-                t = a[f], a[f] = a[l], a[l] = t;                                              \
-                f++;                                                                          \
-            }                                                                                 \
-            if (f <= nth)                                                                     \
-                lo = f;                                                                       \
-            else                                                                              \
-                hi = f;                                                                       \
-        }                                                                                     \
-        for (ptrdiff_t i = lo + 1; i < hi; i++) {                                             \
-            E v = a[i];                                                                       \
-            if (LESS(v, a[lo])) {                                                             \
-                memmove(a + lo + 1, a + lo, (size_t)(i - lo) * sizeof(E));                    \
-                a[lo] = v;                                                                    \
-            } else {                                                                          \
-                ptrdiff_t j = i;                                                              \
-                for (; j > lo + 1 && LESS(v, a[j - 1]); j--)                                  \
-                    a[j] = a[j - 1];                                                          \
-                a[j] = v;                                                                     \
-            }                                                                                 \
-        }                                                                                     \
+#define DEFINE_SELECT(NAME, E, LESS)                                                                 \
+    static void adjust_heap_##NAME(E *a, ptrdiff_t hole, ptrdiff_t len, E v, const void *ctx)        \
+    {                                                                                                \
+        (void)ctx;                                                                                   \
+        ptrdiff_t top = hole, child = hole;                                                          \
+        while (child < (len - 1) / 2) {                                                              \
+            child = 2 * (child + 1);                                                                 \
+            if (LESS(a[child], a[child - 1]))                                                        \
+                child--;                                                                             \
+            a[hole] = a[child];                                                                      \
+            hole = child;                                                                            \
+        }                                                                                            \
+        if ((len & 1) == 0 && child == (len - 2) / 2) {                                              \
+            child = 2 * (child + 1);                                                                 \
+            a[hole] = a[child - 1];                                                                  \
+            hole = child - 1;                                                                        \
+        }                                                                                            \
+        ptrdiff_t parent = (hole - 1) / 2;                                                           \
+        while (hole > top && LESS(a[parent], v)) {                                                   \
+            a[hole] = a[parent];                                                                     \
+            hole = parent;                                                                           \
+            parent = (hole - 1) / 2;                                                                 \
+        }                                                                                            \
+        a[hole] = v;                                                                                 \
+    }                                                                                                \
+    static void heap_select_##NAME(E *a, ptrdiff_t mid, ptrdiff_t len, const void *ctx)              \
+    {                                                                                                \
+        if (mid >= 2)                                                                                \
+            for (ptrdiff_t parent = (mid - 2) / 2;; parent--) {                                      \
+                adjust_heap_##NAME(a, parent, mid, a[parent], ctx);                                  \
+                if (parent == 0)                                                                     \
+                    break;                                                                           \
+            }                                                                                        \
+        for (ptrdiff_t i = mid; i < len; i++)                                                        \
+            if (LESS(a[i], a[0])) {                                                                  \
+                E v = a[i];                                                                          \
+                a[i] = a[0];                                                                         \
+                adjust_heap_##NAME(a, 0, mid, v, ctx);                                               \
+            }                                                                                        \
+    }                                                                                                \
+    /* The Hoare split of a[lo+1, hi) around pv, with the scans' stops \
+     * found a block at a time without branches (left: !(x < pv) rising; \
+     * right: !(pv < x) falling, down to a[lo], which always stops it) and \
+     * then paired in order: the scans would swap exactly these pairs until \
+     * the first pair that crosses, and the left scan would stop at that \
+     * pair's left stop or at the last right stop swapped, whichever comes \
+     * first (every position past it holds a left stop by then). A block \
+     * may reach past the crossing, where values may be swapped already; \
+     * such stops only ever end the pairing, which is what the scans do \
+     * there too. Same swaps, same cut, as the loop in select. */                             \
+    static ptrdiff_t split_by_blocks_##NAME(E *a, ptrdiff_t lo, ptrdiff_t hi, E pv, const void *ctx) \
+    {                                                                                                \
+        (void)ctx;                                                                                   \
+        uint32_t lb[SPLIT_BLOCK], rb[SPLIT_BLOCK];                                                   \
+        ptrdiff_t ln = lo + 1, rn = hi - 1, last = hi;                                               \
+        int lc = 0, li = 0, rc = 0, ri = 0;                                                          \
+        for (;;) {                                                                                   \
+            if (li == lc) {                                                                          \
+                if (ln >= hi)                                                                        \
+                    return last; /* no left stop before hi: the scan ends at hi */                   \
+                ptrdiff_t e = ln + SPLIT_BLOCK < hi ? ln + SPLIT_BLOCK : hi;                         \
+                lc = li = 0;                                                                         \
+                for (ptrdiff_t j = ln; j < e; j++) {                                                 \
+                    lb[lc] = (uint32_t)j;                                                            \
+                    lc += !LESS(a[j], pv);                                                           \
+                }                                                                                    \
+                ln = e;                                                                              \
+                continue;                                                                            \
+            }                                                                                        \
+            if (ri == rc) {                                                                          \
+                if (rn < lo)                                                                         \
+                    return lb[li] < last ? lb[li] : last; /* cannot happen: a[lo] stops */           \
+                ptrdiff_t e = rn - SPLIT_BLOCK + 1 > lo ? rn - SPLIT_BLOCK + 1 : lo;                 \
+                rc = ri = 0;                                                                         \
+                for (ptrdiff_t j = rn; j >= e; j--) {                                                \
+                    rb[rc] = (uint32_t)j;                                                            \
+                    rc += !LESS(pv, a[j]);                                                           \
+                }                                                                                    \
+                rn = e - 1;                                                                          \
+                continue;                                                                            \
+            }                                                                                        \
+            ptrdiff_t l = lb[li], r = rb[ri];                                                        \
+            if (l >= r)                                                                              \
+                return l < last ? l : last;                                                          \
+            E t = a[l];                                                                              \
+            a[l] = a[r];                                                                             \
+            a[r] = t;                                                                                \
+            last = r;                                                                                \
+            li++;                                                                                    \
+            ri++;                                                                                    \
+        }                                                                                            \
+    }                                                                                                \
+    static void select_##NAME(void *av, ptrdiff_t n, ptrdiff_t nth, const void *ctx)                 \
+    {                                                                                                \
+        E *a = av;                                                                                   \
+        ptrdiff_t lo = 0, hi = n, depth = 0;                                                         \
+        for (size_t m = (size_t)n; m > 1; m >>= 1)                                                   \
+            depth += 2;                                                                              \
+        while (hi - lo > 3) {                                                                        \
+            E t;                                                                                     \
+            if (depth == 0) {                                                                        \
+                heap_select_##NAME(a + lo, nth + 1 - lo, hi - lo, ctx);                              \
+                t = a[lo], a[lo] = a[nth], a[nth] = t;                                               \
+                return;                                                                              \
+            }                                                                                        \
+            depth--;                                                                                 \
+            /* the median of a[lo+1], a[mid], a[hi-1] moves to a[lo] */                              \
+            ptrdiff_t x = lo + 1, y = lo + (hi - lo) / 2, z = hi - 1, m;                             \
+            if (LESS(a[x], a[y]))                                                                    \
+                m = LESS(a[y], a[z]) ? y : LESS(a[x], a[z]) ? z : x;                                 \
+            else                                                                                     \
+                m = LESS(a[x], a[z]) ? x : LESS(a[y], a[z]) ? z : y;                                 \
+            t = a[lo], a[lo] = a[m], a[m] = t;                                                       \
+            ptrdiff_t f = lo + 1, l = hi;                                                            \
+            E pv = a[lo]; /* a[lo] stays put while the row is split */                               \
+            if (hi - lo > SPLIT_BY_BLOCKS) {                                                         \
+                f = split_by_blocks_##NAME(a, lo, hi, pv, ctx);                                      \
+            } else {                                                                                 \
+                for (;;) {                                                                           \
+                    while (f < hi && LESS(a[f], pv))                                                 \
+                        f++;                                                                         \
+                    l--;                                                                             \
+                    while (l > lo && LESS(pv, a[l]))                                                 \
+                        l--;                                                                         \
+                    if (!(f < l))                                                                    \
+                        break;                                                                       \
+                    t = a[f], a[f] = a[l], a[l] = t;                                                 \
+                    f++;                                                                             \
+                }                                                                                    \
+            }                                                                                        \
+            if (f <= nth)                                                                            \
+                lo = f;                                                                              \
+            else                                                                                     \
+                hi = f;                                                                              \
+        }                                                                                            \
+        for (ptrdiff_t i = lo + 1; i < hi; i++) {                                                    \
+            E v = a[i];                                                                              \
+            if (LESS(v, a[lo])) {                                                                    \
+                memmove(a + lo + 1, a + lo, (size_t)(i - lo) * sizeof(E));                           \
+                a[lo] = v;                                                                           \
+            } else {                                                                                 \
+                ptrdiff_t j = i;                                                                     \
+                for (; j > lo + 1 && LESS(v, a[j - 1]); j--)                                         \
+                    a[j] = a[j - 1];                                                                 \
+                a[j] = v;                                                                            \
+            }                                                                                        \
+        }                                                                                            \
     }
 
 typedef struct c64 {
@@ -382,6 +443,9 @@ DEFINE_SELECT(f16, uint16_t, LT_F16)
 DEFINE_SELECT(bf16, uint16_t, LT_BF16)
 DEFINE_SELECT(f32, float, LT_NAN)
 DEFINE_SELECT(f64, double, LT_NAN)
+/* rows without NaN compare as plain floats: the same order, fewer tests */
+DEFINE_SELECT(f32n, float, LT_PLAIN)
+DEFINE_SELECT(f64n, double, LT_PLAIN)
 DEFINE_SELECT(c64, c64, LT_C64)
 
 /* Indices: MLX's argpartition comparator, v1 < v2 or equal with the lower
@@ -472,6 +536,22 @@ static void copy_strided(void *dst, int64_t ds, const void *src, int64_t ss, siz
     }
 }
 
+static bool has_nan_f32(const float *a, size_t n)
+{
+    int any = 0;
+    for (size_t i = 0; i < n; i++)
+        any |= a[i] != a[i];
+    return any;
+}
+
+static bool has_nan_f64(const double *a, size_t n)
+{
+    int any = 0;
+    for (size_t i = 0; i < n; i++)
+        any |= a[i] != a[i];
+    return any;
+}
+
 void mc_partition_row(int dtype, bool indices, const void *src, int64_t sstride, void *dst, int64_t dstride,
                       size_t n, size_t kth, void *scratch)
 {
@@ -493,6 +573,10 @@ void mc_partition_row(int dtype, bool indices, const void *src, int64_t sstride,
     void *a = dstride == 1 ? dst : scratch;
     if (a != src || sstride != 1)
         copy_strided(a, 1, src, sstride, n, sz);
+    if (dtype == MLX_FLOAT32 && !has_nan_f32(a, n))
+        val = select_f32n;
+    else if (dtype == MLX_FLOAT64 && !has_nan_f64(a, n))
+        val = select_f64n;
     val(a, (ptrdiff_t)n, (ptrdiff_t)kth, NULL);
     if (a != dst)
         copy_strided(dst, dstride, a, 1, n, sz);
