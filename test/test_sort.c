@@ -390,6 +390,171 @@ static void test_partitions_of_adversarial_rows_are_partitions(void **state)
     free(v);
 }
 
+/* ---- libstdc++'s nth_element, written plainly, as the oracle for long
+ * rows (the fixtures' rows are at most 300 long) ---- */
+
+typedef struct ref_row {
+    const float *v; /* argpartition: the values indices refer to */
+    bool indices;
+} ref_row;
+
+static bool ref_less(const ref_row *r, float x, float y, uint32_t ix, uint32_t iy)
+{
+    if (!r->indices) /* MLX's nan_aware_less */
+        return !isnan(x) && (isnan(y) || x < y);
+    float a = r->v[ix], b = r->v[iy];
+    if (isnan(a))
+        return false;
+    if (isnan(b))
+        return true;
+    return a < b || (a == b && ix < iy);
+}
+
+/* elements are floats (values) or indices stored in floats' place */
+typedef union ref_el {
+    float f;
+    uint32_t i;
+} ref_el;
+
+static bool ref_lt(const ref_row *r, ref_el x, ref_el y)
+{
+    return ref_less(r, x.f, y.f, x.i, y.i);
+}
+
+static void ref_adjust(const ref_row *r, ref_el *a, long hole, long len, ref_el v)
+{
+    long top = hole, child = hole;
+    while (child < (len - 1) / 2) {
+        child = 2 * (child + 1);
+        if (ref_lt(r, a[child], a[child - 1]))
+            child--;
+        a[hole] = a[child];
+        hole = child;
+    }
+    if ((len & 1) == 0 && child == (len - 2) / 2) {
+        child = 2 * (child + 1);
+        a[hole] = a[child - 1];
+        hole = child - 1;
+    }
+    long parent = (hole - 1) / 2;
+    while (hole > top && ref_lt(r, a[parent], v)) {
+        a[hole] = a[parent];
+        hole = parent;
+        parent = (hole - 1) / 2;
+    }
+    a[hole] = v;
+}
+
+static void ref_nth(const ref_row *r, ref_el *a, long n, long nth)
+{
+    long first = 0, last = n, depth = 0;
+    for (long m = n; m > 1; m >>= 1)
+        depth += 2;
+    while (last - first > 3) {
+        ref_el t;
+        if (depth == 0) {
+            ref_el *b = a + first;
+            long mid = nth + 1 - first, len = last - first;
+            for (long p = (mid - 2) / 2; mid >= 2; p--) {
+                ref_adjust(r, b, p, mid, b[p]);
+                if (p == 0)
+                    break;
+            }
+            for (long i = mid; i < len; i++)
+                if (ref_lt(r, b[i], b[0])) {
+                    ref_el v = b[i];
+                    b[i] = b[0];
+                    ref_adjust(r, b, 0, mid, v);
+                }
+            t = a[first], a[first] = a[nth], a[nth] = t;
+            return;
+        }
+        depth--;
+        long x = first + 1, y = first + (last - first) / 2, z = last - 1, m;
+        if (ref_lt(r, a[x], a[y]))
+            m = ref_lt(r, a[y], a[z]) ? y : ref_lt(r, a[x], a[z]) ? z : x;
+        else
+            m = ref_lt(r, a[x], a[z]) ? x : ref_lt(r, a[y], a[z]) ? z : y;
+        t = a[first], a[first] = a[m], a[m] = t;
+        long f = first + 1, l = last;
+        for (;;) {
+            while (ref_lt(r, a[f], a[first]))
+                f++;
+            l--;
+            while (ref_lt(r, a[first], a[l]))
+                l--;
+            if (!(f < l))
+                break;
+            t = a[f], a[f] = a[l], a[l] = t;
+            f++;
+        }
+        if (f <= nth)
+            first = f;
+        else
+            last = f;
+    }
+    for (long i = first + 1; i < last; i++) {
+        ref_el v = a[i];
+        long j = i;
+        if (ref_lt(r, v, a[first])) {
+            for (; j > first; j--)
+                a[j] = a[j - 1];
+        } else {
+            for (; ref_lt(r, v, a[j - 1]); j--)
+                a[j] = a[j - 1];
+        }
+        a[j] = v;
+    }
+}
+
+static void test_long_partitions_equal_libstdcxx_nth_element(void **state)
+{
+    (void)state;
+    const int lens[] = {65, 100, 257, 1000, 4099, 20000};
+    uint32_t s = 12345;
+    for (size_t q = 0; q < N_(lens); q++) {
+        int n = lens[q];
+        float *v = malloc((size_t)n * sizeof(float));
+        ref_el *e = malloc((size_t)n * sizeof(ref_el));
+        for (int trial = 0; trial < 6; trial++) {
+            int distinct = trial < 2 ? 5 : trial < 4 ? n : 50;
+            for (int i = 0; i < n; i++) {
+                s = s * 1664525u + 1013904223u;
+                v[i] = (float)((s >> 8) % (uint32_t)distinct);
+                if (trial & 1 && (s & 0xf0) == 0)
+                    v[i] = NAN;
+            }
+            mlx_array x = tu_f32(v, &n, 1);
+            const int kths[] = {0, n / 7, n / 2, n - 50, n - 1};
+            for (size_t k = 0; k < N_(kths); k++) {
+                for (int ind = 0; ind < 2; ind++) {
+                    ref_row r = {v, ind == 1};
+                    for (int i = 0; i < n; i++) {
+                        if (ind)
+                            e[i].i = (uint32_t)i;
+                        else
+                            e[i].f = v[i];
+                    }
+                    ref_nth(&r, e, n, kths[k]);
+                    mlx_array p = mlx_array_new();
+                    OK(ind ? mlx_argpartition(&p, x, kths[k], S) : mlx_partition(&p, x, kths[k], S));
+                    for (int i = 0; i < n; i++) {
+                        double got = tu_get(p, (size_t)i);
+                        double want = ind ? (double)e[i].i : (double)e[i].f;
+                        if (!same(got, want))
+                            fail_msg("n %d trial %d kth %d %s: element %d is %g, libstdc++ gives %g", n, trial,
+                                     kths[k], ind ? "argpartition" : "partition", i, got, want);
+                    }
+                    mlx_array_free(p);
+                }
+            }
+            mlx_array_free(x);
+        }
+        free(v);
+        free(e);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -402,6 +567,7 @@ int main(void)
         T(test_large_threaded_sorts_are_sorted_and_stable),
         T(test_topk_holds_the_k_largest_of_each_row),
         T(test_partitions_of_adversarial_rows_are_partitions),
+        T(test_long_partitions_equal_libstdcxx_nth_element),
 #undef T
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
