@@ -240,7 +240,8 @@ static void emit(bool indices, size_t sz, const void *src, int64_t ss, void *dst
 
 size_t mc_sort_scratch_bytes(int dtype, size_t n)
 {
-    (void)dtype;
+    if (key_bytes(dtype) <= 4) /* two arrays of packed words; a row copy is smaller */
+        return 2 * n * sizeof(uint64_t) + 16;
     /* two arrays of wide entries bound every use (partition: a row copy) */
     return 2 * n * sizeof(wide_entry) + 16;
 }

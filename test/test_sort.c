@@ -22,6 +22,7 @@
 
 #include <cmocka.h>
 
+#include "runtime/alloc.h"
 #include "test_util.h"
 
 #define S tu_stream()
@@ -416,10 +417,7 @@ typedef union ref_el {
     uint32_t i;
 } ref_el;
 
-static bool ref_lt(const ref_row *r, ref_el x, ref_el y)
-{
-    return ref_less(r, x.f, y.f, x.i, y.i);
-}
+static bool ref_lt(const ref_row *r, ref_el x, ref_el y) { return ref_less(r, x.f, y.f, x.i, y.i); }
 
 static void ref_adjust(const ref_row *r, ref_el *a, long hole, long len, ref_el v)
 {
@@ -555,6 +553,46 @@ static void test_long_partitions_equal_libstdcxx_nth_element(void **state)
     }
 }
 
+static void test_allocation_failures_report_once_and_leak_nothing(void **state)
+{
+    (void)state;
+#ifndef MC_FAULT_INJECTION
+    skip();
+#else
+    const double v[12] = {3, 1, 2, 5, 4, 0, 9, 8, 7, 6, 11, 10};
+    mlx_array b = tu_f64(v, (const int[]){3, 4}, 2), x = mlx_array_new();
+    OK(mlx_transpose(&x, b, S));
+    for (int op = 0; op < 6; op++) {
+        for (long n = 0;; n++) {
+            mlx_array y = mlx_array_new();
+            int ax = 1;
+            mc_fault_fail_after(n);
+            int rc = op == 0   ? mlx_sort_axis(&y, x, 0, S)
+                     : op == 1 ? mlx_argsort(&y, x, S)
+                     : op == 2 ? mlx_partition_axis(&y, x, 1, -1, S)
+                     : op == 3 ? mlx_argpartition(&y, x, 5, S)
+                     : op == 4 ? mlx_topk_axis(&y, x, 2, 0, S)
+                               : mlx_median(&y, x, &ax, 1, true, S);
+            if (!rc)
+                rc = mlx_array_eval(y);
+            mc_fault_fail_after(-1);
+            mlx_array_free(y);
+            if (!rc) {
+                tu_expect_no_error();
+                break;
+            }
+            if (tu_error_count() != 1)
+                fail_msg("op %d, allocation %ld: %d messages, last \"%s\"", op, n, tu_error_count(),
+                         tu_last_error());
+            tu_reset_errors();
+            assert_true(n < 1000);
+        }
+    }
+    mlx_array_free(x);
+    mlx_array_free(b);
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -568,6 +606,7 @@ int main(void)
         T(test_topk_holds_the_k_largest_of_each_row),
         T(test_partitions_of_adversarial_rows_are_partitions),
         T(test_long_partitions_equal_libstdcxx_nth_element),
+        T(test_allocation_failures_report_once_and_leak_nothing),
 #undef T
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
