@@ -72,9 +72,9 @@ def values(dtype, n, nan):
     return distinct[rng.randint(0, len(distinct), n)].astype(np.float64), None
 
 
-def build(dtype, shape, nan):
+def build(dtype, shape, nan, vals=None):
     n = int(np.prod(shape))
-    re, im = values(dtype, n, nan)
+    re, im = values(dtype, n, nan) if vals is None else (np.asarray(vals, dtype=np.float64), None)
     if dtype == "complex64":
         a = mx.array((re + 1j * im).astype(np.complex64).reshape(shape))
         flat = np.stack([re, im], axis=1).reshape(-1)
@@ -107,8 +107,9 @@ def out_values(r):
     return np.array(r).astype(np.float64).reshape(-1)
 
 
-def add(op, dtype, shape, layout, flat, axis=0, kth=0, axes=(), keepdims=False, nan=False):
-    a, vin = build(dtype, shape, nan)
+def add(op, dtype, shape, layout, flat, axis=0, kth=0, axes=(), keepdims=False, nan=False,
+        vals=None):
+    a, vin = build(dtype, shape, nan, vals)
     x = layout_of(a, layout)
     if op == "sort":
         r = mx.sort(mx.reshape(x, (-1,)), 0) if flat else mx.sort(x, axis)
@@ -136,6 +137,62 @@ def add(op, dtype, shape, layout, flat, axis=0, kth=0, axes=(), keepdims=False, 
                       out_shape=list(r.shape), out_off=len(pool_out), out_n=len(vout)))
     pool_in.extend(vin.tolist())
     pool_out.extend(vout.tolist())
+
+
+def killer(n, nth):
+    """A row on which libstdc++'s nth_element (introselect: median of
+    a[1], a[mid], a[n-1] moved to a[0], Hoare split, insertion sort below
+    4, heap select after 2*floor(log2 n) splits) runs out of splits, found
+    with McIlroy's adversary ("A killer adversary for quicksort", 1999):
+    values are decided only when compared. Returns (values, splits run)."""
+    gas = n
+    val = [gas] * n
+    state = {"solid": 0, "cand": 0, "depth_out": False}
+
+    def less(x, y):  # x, y: items (original positions)
+        if val[x] == gas and val[y] == gas:
+            if x == state["cand"]:
+                val[x] = state["solid"]
+            else:
+                val[y] = state["solid"]
+            state["solid"] += 1
+        if val[x] == gas:
+            state["cand"] = x
+        elif val[y] == gas:
+            state["cand"] = y
+        return val[x] < val[y]
+
+    a = list(range(n))
+    first, last, depth = 0, n, 2 * (n.bit_length() - 1)
+    splits = 0
+    while last - first > 3:
+        if depth == 0:
+            state["depth_out"] = True
+            break
+        depth -= 1
+        splits += 1
+        x, y, z = first + 1, first + (last - first) // 2, last - 1
+        if less(a[x], a[y]):
+            m = y if less(a[y], a[z]) else (z if less(a[x], a[z]) else x)
+        else:
+            m = x if less(a[x], a[z]) else (z if less(a[y], a[z]) else y)
+        a[first], a[m] = a[m], a[first]
+        f, l = first + 1, last
+        while True:
+            while less(a[f], a[first]):
+                f += 1
+            l -= 1
+            while less(a[first], a[l]):
+                l -= 1
+            if not f < l:
+                break
+            a[f], a[l] = a[l], a[f]
+            f += 1
+        if f <= nth:
+            first = f
+        else:
+            last = f
+    return [v if v != gas else n for v in val], state["depth_out"]
 
 
 def error(op, shape, axis, kth):
@@ -198,6 +255,13 @@ def main():
                                           (2, (3, 10), (1, 0), False), (0, (2, 3, 4), (0, 1, 2), False),
                                           (3, (1, 8), (0,), True)):
             add("median", dtype, shape, layout, False, axes=axes, keepdims=keep, nan=nan_med)
+    # rows that drive MLX's nth_element into its heap select
+    for n, nth in ((64, 32), (200, 190), (1000, 500)):
+        vals, deep = killer(n, nth)
+        assert deep, (n, nth)
+        for dtype in ("int32", "float32"):
+            add("partition", dtype, (n,), 0, False, axis=0, kth=nth, vals=vals)
+            add("argpartition", dtype, (n,), 0, False, axis=0, kth=nth, vals=vals)
     # empty arrays: the empty result
     for dtype in ("float32", "int64", "complex64"):
         add("sort", dtype, (0, 5), 0, False, axis=0)
