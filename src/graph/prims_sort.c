@@ -53,7 +53,8 @@ typedef struct sort_job {
     unsigned char *scratch; /* blocks * scratch_bytes */
 } sort_job;
 
-/* Sorts rows [b, e) of block t: row r is the r-th position off the axis in
+/* Runs blocks [t, t_end), block t being rows [rows * t / blocks,
+ * rows * (t + 1) / blocks): row r is the r-th position off the axis in
  * row-major order, so its output starts at (r / inner) * n * inner +
  * r % inner with stride inner. */
 static void sort_block(void *ctx, size_t t, size_t t_end)
