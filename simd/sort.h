@@ -1,6 +1,6 @@
 /* Sorting and selection of one strided row (simd/sort_k.c), in MLX's
  * order (mlx/backend/cpu/sort.cpp, MLX 0.31.1). Pointers, lengths and
- * element strides only; dtypes are mlx-c's enum values.
+ * element strides only; dtypes are simd/dtype.h's codes.
  *
  * Sort is stable: equal elements keep their order. NaN (of float16,
  * bfloat16, float32, float64, and a complex64 whose real part is NaN) sorts
@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "simd/simd.h"
+#include "simd/dtype.h"
 
 /* Bytes of scratch a row of n elements of dtype needs for sort and
  * partition (values or indices). */

@@ -60,16 +60,16 @@ static inline uint32_t key_h16(uint16_t u, uint16_t inf)
 static int key_bytes(int dtype)
 {
     switch (dtype) {
-    case MLX_BOOL:
-    case MLX_UINT8:
-    case MLX_INT8: return 1;
-    case MLX_UINT16:
-    case MLX_INT16:
-    case MLX_FLOAT16:
-    case MLX_BFLOAT16: return 2;
-    case MLX_UINT32:
-    case MLX_INT32:
-    case MLX_FLOAT32: return 4;
+    case MC_SIMD_BOOL:
+    case MC_SIMD_UINT8:
+    case MC_SIMD_INT8: return 1;
+    case MC_SIMD_UINT16:
+    case MC_SIMD_INT16:
+    case MC_SIMD_FLOAT16:
+    case MC_SIMD_BFLOAT16: return 2;
+    case MC_SIMD_UINT32:
+    case MC_SIMD_INT32:
+    case MC_SIMD_FLOAT32: return 4;
     default: return 8;
     }
 }
@@ -86,16 +86,16 @@ static void load_packed(int dtype, const void *src, int64_t s, size_t n, uint64_
         }                                        \
     } while (0)
     switch (dtype) {
-    case MLX_BOOL:
-    case MLX_UINT8: LOAD_LOOP(uint8_t, v); break;
-    case MLX_INT8: LOAD_LOOP(uint8_t, (uint8_t)(v ^ 0x80u)); break;
-    case MLX_UINT16: LOAD_LOOP(uint16_t, v); break;
-    case MLX_INT16: LOAD_LOOP(uint16_t, (uint16_t)(v ^ 0x8000u)); break;
-    case MLX_FLOAT16: LOAD_LOOP(uint16_t, key_h16(v, 0x7c00u)); break;
-    case MLX_BFLOAT16: LOAD_LOOP(uint16_t, key_h16(v, 0x7f80u)); break;
-    case MLX_UINT32: LOAD_LOOP(uint32_t, v); break;
-    case MLX_INT32: LOAD_LOOP(uint32_t, v ^ 0x80000000u); break;
-    case MLX_FLOAT32: LOAD_LOOP(uint32_t, key_f32(v)); break;
+    case MC_SIMD_BOOL:
+    case MC_SIMD_UINT8: LOAD_LOOP(uint8_t, v); break;
+    case MC_SIMD_INT8: LOAD_LOOP(uint8_t, (uint8_t)(v ^ 0x80u)); break;
+    case MC_SIMD_UINT16: LOAD_LOOP(uint16_t, v); break;
+    case MC_SIMD_INT16: LOAD_LOOP(uint16_t, (uint16_t)(v ^ 0x8000u)); break;
+    case MC_SIMD_FLOAT16: LOAD_LOOP(uint16_t, key_h16(v, 0x7c00u)); break;
+    case MC_SIMD_BFLOAT16: LOAD_LOOP(uint16_t, key_h16(v, 0x7f80u)); break;
+    case MC_SIMD_UINT32: LOAD_LOOP(uint32_t, v); break;
+    case MC_SIMD_INT32: LOAD_LOOP(uint32_t, v ^ 0x80000000u); break;
+    case MC_SIMD_FLOAT32: LOAD_LOOP(uint32_t, key_f32(v)); break;
     default: break;
     }
 #undef LOAD_LOOP
@@ -111,11 +111,11 @@ static void load_wide(int dtype, const void *src, int64_t s, size_t n, wide_entr
     const uint64_t *p = src;
     for (size_t i = 0; i < n; i++, p += s) {
         uint64_t v = *p, k;
-        if (dtype == MLX_UINT64) {
+        if (dtype == MC_SIMD_UINT64) {
             k = v;
-        } else if (dtype == MLX_INT64) {
+        } else if (dtype == MC_SIMD_INT64) {
             k = v ^ 0x8000000000000000ull;
-        } else if (dtype == MLX_FLOAT64) {
+        } else if (dtype == MC_SIMD_FLOAT64) {
             k = key_f64(v);
         } else {
             /* complex64: real part (low word) first; a NaN real part is
@@ -500,19 +500,19 @@ static void pick(int dtype, select_fn *val, select_fn *idx)
         *idx = select_##I; \
     } while (0)
     switch (dtype) {
-    case MLX_BOOL:
-    case MLX_UINT8: PICK(u8, iu8); break;
-    case MLX_INT8: PICK(i8, ii8); break;
-    case MLX_UINT16: PICK(u16, iu16); break;
-    case MLX_INT16: PICK(i16, ii16); break;
-    case MLX_UINT32: PICK(u32, iu32); break;
-    case MLX_INT32: PICK(i32, ii32); break;
-    case MLX_UINT64: PICK(u64, iu64); break;
-    case MLX_INT64: PICK(i64, ii64); break;
-    case MLX_FLOAT16: PICK(f16, if16); break;
-    case MLX_BFLOAT16: PICK(bf16, ibf16); break;
-    case MLX_FLOAT32: PICK(f32, if32); break;
-    case MLX_FLOAT64: PICK(f64, if64); break;
+    case MC_SIMD_BOOL:
+    case MC_SIMD_UINT8: PICK(u8, iu8); break;
+    case MC_SIMD_INT8: PICK(i8, ii8); break;
+    case MC_SIMD_UINT16: PICK(u16, iu16); break;
+    case MC_SIMD_INT16: PICK(i16, ii16); break;
+    case MC_SIMD_UINT32: PICK(u32, iu32); break;
+    case MC_SIMD_INT32: PICK(i32, ii32); break;
+    case MC_SIMD_UINT64: PICK(u64, iu64); break;
+    case MC_SIMD_INT64: PICK(i64, ii64); break;
+    case MC_SIMD_FLOAT16: PICK(f16, if16); break;
+    case MC_SIMD_BFLOAT16: PICK(bf16, ibf16); break;
+    case MC_SIMD_FLOAT32: PICK(f32, if32); break;
+    case MC_SIMD_FLOAT64: PICK(f64, if64); break;
     default: PICK(c64, ic64); break;
     }
 #undef PICK
@@ -574,9 +574,9 @@ void mc_partition_row(int dtype, bool indices, const void *src, int64_t sstride,
     void *a = dstride == 1 ? dst : scratch;
     if (a != src || sstride != 1)
         copy_strided(a, 1, src, sstride, n, sz);
-    if (dtype == MLX_FLOAT32 && !has_nan_f32(a, n))
+    if (dtype == MC_SIMD_FLOAT32 && !has_nan_f32(a, n))
         val = select_f32n;
-    else if (dtype == MLX_FLOAT64 && !has_nan_f64(a, n))
+    else if (dtype == MC_SIMD_FLOAT64 && !has_nan_f64(a, n))
         val = select_f64n;
     val(a, (ptrdiff_t)n, (ptrdiff_t)kth, NULL);
     if (a != dst)
