@@ -291,6 +291,24 @@ def build(figs, info, meta):
             None))
     w("")
 
+    w("## Sorting and selection")
+    w("")
+    w(HEAD)
+    w(r.row("sort 1M float32, one thread", ("mlx", "sort_1M", 1),
+            ("numpy", "sort_1M", 1), "numpy `np.sort(x)`", 1.0))
+    w(r.row("top-50 of (512, 32000), rows", ("mlx", "topk_512x32000", 2),
+            ("numpy", "topk_512x32000", 1),
+            "numpy `argpartition` + `take_along_axis`", 2.0))
+    w(r.row("top-50, one thread", ("mlx", "topk_512x32000", 1),
+            ("numpy", "topk_512x32000", 1),
+            "numpy `argpartition` + `take_along_axis`", None))
+    w("")
+    w("Sort is a stable radix sort on order-keeping keys; topk is MLX's "
+      "partition (libstdc++'s introselect, step for step, its scans done a "
+      "block at a time without branches) and the slice of the last k, so "
+      "the elements come in MLX's order.")
+    w("")
+
     w("## Matmul (OpenBLAS)")
     w("")
     w(HEAD)

@@ -66,7 +66,7 @@ start=$(date +%s)
 # reference and our figure are measured seconds apart on this noisy host.
 for r in $(seq 1 "$rounds"); do
     echo "round $r/$rounds" >&2
-    for sec in ew unary reduce matmul; do
+    for sec in ew unary reduce matmul sort; do
         "${noblas[@]}" "$py" "$root/bench/numpy_ref.py" "$sec" > "$results/numpy-$sec-$r.txt"
         "${noblas[@]}" "$build/bench/bench_ops" "$sec" > "$results/ops-$sec-$r.txt"
         # The unary ops once more on the AVX2 kernels, for AVX2-only hosts

@@ -79,6 +79,17 @@ NOTES = {
     "mlx_arctan2": "float32 3.5 ULP",
     "mlx_put_along_axis": "an index outside the axis (after negative ones count from the end) is clamped to its nearest end, where take reads; MLX writes outside the array. Repeated indices: the last value along the axis wins",
     "mlx_scatter_add_axis": "indices outside the axis are clamped, as put_along_axis (MLX writes outside the array); float16/bfloat16 sums round after each add, integer sums wrap, bool sums are or",
+    "mlx_sort": "stable, NaN last, as MLX; float16/bfloat16 NaN last too (MLX's CPU order is undefined there)",
+    "mlx_sort_axis": "as mlx_sort",
+    "mlx_argsort": "uint32; stable, ties by index; complex64 with a NaN real part last (undefined in MLX)",
+    "mlx_argsort_axis": "as mlx_argsort",
+    "mlx_partition": "every element where MLX's CPU (libstdc++ nth_element) puts it, broadcast inputs included",
+    "mlx_partition_axis": "as mlx_partition",
+    "mlx_argpartition": "uint32; every index where MLX puts it",
+    "mlx_argpartition_axis": "as mlx_argpartition",
+    "mlx_topk": "MLX's order (the last k of a partition), not sorted; k == n returns the input",
+    "mlx_topk_axis": "as mlx_topk",
+    "mlx_median": "no axes on a non-0-d array fails (MLX: a [flatten] error)",
 }
 
 DECL = re.compile(r"^\s*(?:const\s+)?[\w\s\*]*?\b(_?mlx_\w+)\s*\(", re.M)
@@ -119,9 +130,9 @@ def render(lib):
         "`mlx_custom_vjp`, the closure kinds custom, custom_jvp, custom_vmap and",
         "kwargs, and vmap (`mlx_detail_vmap_trace`, `mlx_detail_vmap_replace`); the headers random.h, fast.h, fft.h, linalg.h, io.h,",
         "io_types.h, map.h, export.h, distributed.h, distributed_group.h,",
-        "metal.h and cuda.h; and the ops of ops.h beyond tier 1 (sort and",
-        "partition, gather/scatter other than put_along_axis and scatter_add_axis,",
-        "convolutions, quantization among them).",
+        "metal.h and cuda.h; and the ops of ops.h beyond tier 1 (gather/scatter",
+        "other than put_along_axis and scatter_add_axis, convolutions, quantization",
+        "among them). Sorting and selection are done.",
         "",
     ]
     total = done = 0

@@ -41,6 +41,11 @@
     X(MC_PRIM_SCAN, mc_prim_scan)                                                                  \
     X(MC_PRIM_SOFTMAX, mc_prim_softmax)                                                            \
     X(MC_PRIM_LOGSUMEXP, mc_prim_logsumexp)                                                        \
+    /* sorting and selection along an axis (prims_sort.c) */                                       \
+    X(MC_PRIM_SORT, mc_prim_sort)                                                                  \
+    X(MC_PRIM_ARGSORT, mc_prim_argsort)                                                            \
+    X(MC_PRIM_PARTITION, mc_prim_partition)                                                        \
+    X(MC_PRIM_ARGPARTITION, mc_prim_argpartition)                                                  \
     /* indexing and layout (prims_index.c) */                                                      \
     X(MC_PRIM_CONCATENATE, mc_prim_concatenate)                                                    \
     X(MC_PRIM_GATHER_AXIS, mc_prim_gather_axis)                                                    \
