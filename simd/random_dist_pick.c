@@ -1,6 +1,9 @@
-/* Chooses simd/random_dist.c's AVX2+FMA build when the kernel table in use
- * (simd/dispatch.c: the CPU's best level, or the one MLX_CPU_ISA forces) is
- * AVX2 or AVX-512, else its generic build. Both give the same bits. */
+/* Chooses simd/random_dist.c's build from the kernel table in use
+ * (simd/dispatch.c: the CPU's best level, or the one MLX_CPU_ISA forces):
+ * its AVX-512 or AVX2+FMA build when the level is that one and that build's
+ * vector logf agrees with the C library's (checked once), else its generic
+ * build. All give the same bits. */
+#include <pthread.h>
 #include <string.h>
 
 #include "simd/random_dist.h"
@@ -9,6 +12,22 @@
 void mc_rdist_range_generic(const mc_rdist *d, const uint32_t key[2], size_t n, size_t j0, size_t j1, void *out);
 #if defined(__x86_64__)
 void mc_rdist_range_avx2(const mc_rdist *d, const uint32_t key[2], size_t n, size_t j0, size_t j1, void *out);
+void mc_rdist_range_avx512(const mc_rdist *d, const uint32_t key[2], size_t n, size_t j0, size_t j1, void *out);
+int mc_rdist_selftest_avx2(void);
+int mc_rdist_selftest_avx512(void);
+
+typedef void (*range_fn)(const mc_rdist *, const uint32_t *, size_t, size_t, size_t, void *);
+static pthread_once_t pick_once = PTHREAD_ONCE_INIT;
+static range_fn picked = mc_rdist_range_generic;
+
+static void pick(void)
+{
+    const char *isa = mc_kernels()->isa;
+    if (strcmp(isa, "avx512") == 0 && mc_rdist_selftest_avx512())
+        picked = mc_rdist_range_avx512;
+    else if ((strcmp(isa, "avx2") == 0 || strcmp(isa, "avx512") == 0) && mc_rdist_selftest_avx2())
+        picked = mc_rdist_range_avx2;
+}
 #endif
 
 int mc_rdist_supports(mc_rdist_kind kind, mc_rdist_type type)
@@ -21,11 +40,9 @@ int mc_rdist_supports(mc_rdist_kind kind, mc_rdist_type type)
 void mc_rdist_range(const mc_rdist *d, const uint32_t key[2], size_t n, size_t j0, size_t j1, void *out)
 {
 #if defined(__x86_64__)
-    const char *isa = mc_kernels()->isa;
-    if (strcmp(isa, "avx2") == 0 || strcmp(isa, "avx512") == 0) {
-        mc_rdist_range_avx2(d, key, n, j0, j1, out);
-        return;
-    }
-#endif
+    pthread_once(&pick_once, pick);
+    picked(d, key, n, j0, j1, out);
+#else
     mc_rdist_range_generic(d, key, n, j0, j1, out);
+#endif
 }
