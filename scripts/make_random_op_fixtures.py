@@ -159,6 +159,16 @@ px = mx.arange(12, dtype=mx.float32).reshape(4, 3)
 add("permutation_axis0", "permutation", mx.random.permutation(px, 0, key=K2), key=K2, axis=0, p0=px)
 add("permutation_axis1", "permutation", mx.random.permutation(px, 1, key=K2), key=K2, axis=1, p0=px)
 
+# multivariate_normal (an SVD and two matmuls: test_random checks these to
+# a tolerance, not bit for bit)
+mean = mx.array([1.0, -2.0, 0.5], mx.float32)
+cov = mx.array([[2.0, 0.3, 0.1], [0.3, 1.0, -0.2], [0.1, -0.2, 0.5]], mx.float32)
+add("mvn_basic", "multivariate_normal", mx.random.multivariate_normal(mean, cov, (4,), key=K), key=K, shape=(4,),
+    p0=mean, p1=cov)
+covs = mx.stack([cov, mx.eye(3) * 4.0])
+add("mvn_batched", "multivariate_normal", mx.random.multivariate_normal(mx.zeros((3,)), covs, (5, 2), key=K2),
+    key=K2, shape=(5, 2), p0=mx.zeros((3,)), p1=covs)
+
 # the global key sequence
 mx.random.seed(1234)
 add("global_uniform_1", "uniform", mx.random.uniform(f32(0.0), f32(1.0), (5,)), seed=1234, shape=(5,),

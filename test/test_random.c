@@ -91,6 +91,8 @@ static int call(const ro_case *c, mlx_array *out)
         rc = mlx_random_categorical_num_samples(out, p0, c->axis, c->num, key, s);
     else if (!strcmp(fn, "permutation_arange"))
         rc = mlx_random_permutation_arange(out, c->num, key, s);
+    else if (!strcmp(fn, "multivariate_normal"))
+        rc = mlx_random_multivariate_normal(out, p0, p1, c->shape, (size_t)c->ndim, dt, key, s);
     else if (!strcmp(fn, "permutation"))
         rc = mlx_random_permutation(out, p0, c->axis, key, s);
     else
@@ -201,6 +203,38 @@ static void test_permutations_equal_mlx(void **state)
     assert_int_equal(mlx_array_eval(p), 0); /* MLX dies here (SIGFPE); we give the empty result */
     assert_int_equal(mlx_array_size(p), 0);
     mlx_array_free(p), mlx_array_free(key);
+}
+
+/* multivariate_normal goes through LAPACK's SVD and two sgemm calls, whose
+ * last bits depend on the LAPACK and BLAS builds: MLX's values within a
+ * small relative error (the standard normal draw itself is bit for bit). */
+static void test_multivariate_normal_matches_mlx_closely(void **state)
+{
+    (void)state;
+    size_t seen = 0;
+    double worst = 0;
+    for (size_t i = 0; i < sizeof ro_cases / sizeof ro_cases[0]; i++) {
+        const ro_case *c = &ro_cases[i];
+        if (strcmp(c->fn, "multivariate_normal") != 0)
+            continue;
+        mlx_array out = mlx_array_new(), tmp = mlx_array_new();
+        assert_int_equal(call(c, &out), 0);
+        assert_true(tu_shape_is(out, c->out_ndim, c->out_shape));
+        const float *got = bytes_of(out, &tmp);
+        const float *want = (const float *)(const void *)(ro_bytes + c->off);
+        for (size_t j = 0; j < c->nbytes / 4; j++) {
+            float w;
+            memcpy(&w, (const unsigned char *)want + 4 * j, 4);
+            double err = fabs((double)got[j] - w) / (fabs(w) > 1 ? fabs(w) : 1);
+            worst = err > worst ? err : worst;
+            if (err > 1e-5)
+                fail_msg("%s: element %zu is %.9g, MLX %.9g", c->name, j, got[j], w);
+        }
+        mlx_array_free(out), mlx_array_free(tmp);
+        seen++;
+    }
+    assert_int_equal(seen, 2);
+    print_message("multivariate_normal: largest relative difference from MLX %.3g\n", worst);
 }
 
 static void test_global_sequence_after_seed_equals_mlx(void **state)
@@ -362,6 +396,19 @@ static void test_bad_arguments_report_mlx_errors(void **state)
     tu_expect_error("[permutation]");
     assert_int_not_equal(mlx_random_uniform(&out, mlx_array_new(), hi, shape, 2, MLX_FLOAT32, key, s), 0);
     tu_expect_error("[uniform]");
+    float cv[6] = {1, 0, 0, 1, 0, 0};
+    int c23[2] = {2, 3}, c22[2] = {2, 2};
+    mlx_array cov23 = mlx_array_new_data(cv, c23, 2, MLX_FLOAT32),
+              cov22 = mlx_array_new_data(cv, c22, 2, MLX_FLOAT32);
+    assert_int_not_equal(mlx_random_multivariate_normal(&out, wide, cov22, shape, 2, MLX_FLOAT16, key, s), 0);
+    tu_expect_error("[multivariate_normal] dtype must be float32, not float16.");
+    assert_int_not_equal(mlx_random_multivariate_normal(&out, wide, wide, shape, 2, MLX_FLOAT32, key, s), 0);
+    tu_expect_error("[multivariate_normal] cov must have at least two dimensions.");
+    assert_int_not_equal(mlx_random_multivariate_normal(&out, wide, cov23, shape, 2, MLX_FLOAT32, key, s), 0);
+    tu_expect_error("[multivariate_normal] last two dimensions of cov must be equal, not 2 and 3.");
+    assert_int_not_equal(mlx_random_multivariate_normal(&out, wide, cov22, shape, 2, MLX_FLOAT32, key, s), 0);
+    tu_expect_error("[multivariate_normal] mean (last dimension 4) and cov (2 x 2) must have compatible shapes.");
+    mlx_array_free(cov23), mlx_array_free(cov22);
     assert_null(out.ctx); /* no failed call wrote a result */
     mlx_array_free(key), mlx_array_free(f), mlx_array_free(lo), mlx_array_free(hi), mlx_array_free(i);
     mlx_array_free(fkey), mlx_array_free(key3), mlx_array_free(wide);
@@ -430,6 +477,7 @@ int main(void)
         cmocka_unit_test_teardown(test_bernoulli_and_randint_equal_mlx, tu_test_teardown),
         cmocka_unit_test_teardown(test_categorical_three_forms_equal_mlx, tu_test_teardown),
         cmocka_unit_test_teardown(test_permutations_equal_mlx, tu_test_teardown),
+        cmocka_unit_test_teardown(test_multivariate_normal_matches_mlx_closely, tu_test_teardown),
         cmocka_unit_test_teardown(test_global_sequence_after_seed_equals_mlx, tu_test_teardown),
         cmocka_unit_test_teardown(test_bits_equal_mlx_for_every_width, tu_test_teardown),
         cmocka_unit_test_teardown(test_large_draws_do_not_depend_on_the_thread_count, tu_test_teardown),

@@ -54,6 +54,7 @@
     X(MC_PRIM_RANDOM_BITS, mc_prim_random_bits)                                                    \
     X(MC_PRIM_RANDOM_DIST, mc_prim_random_dist)                                                    \
     X(MC_PRIM_RANDOM_PERMUTATION, mc_prim_random_permutation)                                      \
+    X(MC_PRIM_SVD, mc_prim_svd) /* multivariate_normal's square root of cov */                      \
     /* a fused elementwise chain built by compile (prims_fused.c) */                               \
     X(MC_PRIM_FUSED, mc_prim_fused)
 

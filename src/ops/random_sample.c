@@ -157,3 +157,56 @@ int mlx_random_categorical(mlx_array *res, const mlx_array logits, int axis, con
             shape[n++] = l->shape[i];
     return categorical_impl(res, logits, ax, n, shape, key, fn, s);
 }
+
+/* One factor of the SVD of a (float32, row-contiguous already). */
+static int svd_factor(mlx_array *res, mlx_array a, int which, const char *fn)
+{
+    mc_svd_params p = {.which = which};
+    mc_array *in[1] = {mc_arr(a)};
+    return mc_op_store(res, mc_node_new(fn, MC_PRIM_SVD, in, 1, &p, sizeof p), fn);
+}
+
+int mlx_random_multivariate_normal(mlx_array *res, const mlx_array mean, const mlx_array cov, const int *shape,
+                                   size_t shape_num, mlx_dtype dtype, const mlx_array key, const mlx_stream s)
+{
+    static const char fn[] = "multivariate_normal";
+    mc_array *m = mc_op_arg(mean, fn, "mean"), *c = mc_op_arg(cov, fn, "cov");
+    if (mc_op_check_res(res, fn) || !m || !c || mc_op_check_shape(shape, shape_num, fn) ||
+        mc_op_check_dtype(dtype, fn))
+        return 1;
+    if (dtype != MLX_FLOAT32)
+        return mc_error("[%s] dtype must be float32, not %s.", fn, mc_dtype_name(dtype));
+    if (m->ndim < 1)
+        return mc_error("[%s] mean must have at least one dimension.", fn);
+    if (c->ndim < 2)
+        return mc_error("[%s] cov must have at least two dimensions.", fn);
+    int n = m->shape[m->ndim - 1];
+    if (c->shape[c->ndim - 1] != c->shape[c->ndim - 2])
+        return mc_error("[%s] last two dimensions of cov must be equal, not %d and %d.", fn, c->shape[c->ndim - 2],
+                        c->shape[c->ndim - 1]);
+    if (n != c->shape[c->ndim - 1])
+        return mc_error("[%s] mean (last dimension %d) and cov (%d x %d) must have compatible shapes.", fn, n,
+                        c->shape[c->ndim - 2], c->shape[c->ndim - 1]);
+    /* broadcast(broadcast(cov batch, mean batch), shape) + (n) */
+    int nd1, s1[MC_MAX_NDIM], nd2, out[MC_MAX_NDIM];
+    if (mc_broadcast_shapes(c->ndim - 2, c->shape, m->ndim - 1, m->shape, &nd1, s1, fn) ||
+        mc_broadcast_shapes(nd1, s1, (int)shape_num, shape, &nd2, out, fn))
+        return 1;
+    if (nd2 + 1 > MC_MAX_NDIM)
+        return mc_error("[%s] the samples would have more than %d dimensions.", fn, MC_MAX_NDIM);
+    out[nd2] = n;
+    /* the square root of cov as MLX takes it: (U * sqrt(S)[..., None, :]) @ Vt */
+    mlx_array cf = mlx_array_new(), u = mlx_array_new(), sv = mlx_array_new(), vt = mlx_array_new();
+    mlx_array std = mlx_array_new(), z = mlx_array_new();
+    int rc = mlx_astype(&cf, cov, MLX_FLOAT32, s) || mlx_contiguous(&cf, cf, false, s) ||
+             svd_factor(&u, cf, 0, fn) || svd_factor(&sv, cf, 1, fn) || svd_factor(&vt, cf, 2, fn) ||
+             mlx_sqrt(&sv, sv, s) || mlx_expand_dims(&sv, sv, -2, s) || mlx_multiply(&std, u, sv, s) ||
+             mlx_matmul(&std, std, vt, s) || mlx_astype(&std, std, dtype, s);
+    /* standard normal samples, then mean + (z[..., None, :] @ std)[..., 0, :] */
+    rc = rc || mlx_random_normal(&z, out, (size_t)nd2 + 1, dtype, 0.0f, 1.0f, key, s) ||
+         mlx_expand_dims(&z, z, -2, s) || mlx_matmul(&z, z, std, s) || mlx_squeeze_axis(&z, z, -2, s) ||
+         mlx_add(&z, mean, z, s) || mlx_array_set(res, z);
+    mlx_array_free(cf), mlx_array_free(u), mlx_array_free(sv), mlx_array_free(vt);
+    mlx_array_free(std), mlx_array_free(z);
+    return rc;
+}
