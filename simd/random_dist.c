@@ -37,6 +37,7 @@ enum { RD_BLOCK = MC_THREEFRY_BLOCK };
  * go to logf itself. With or without fused multiply-adds it rounds to the
  * same floats (checked over every positive normal float against glibc
  * 2.36's FMA and plain builds). */
+#ifdef MC_RD_FAST_LOG
 static const double logf_invc[16] = {
     0x1.661ec79f8f3bep+0, 0x1.571ed4aaf883dp+0, 0x1.49539f0f010bp+0,  0x1.3c995b0b80385p+0, 0x1.30d190c8864a5p+0,
     0x1.25e227b0b8eap+0,  0x1.1bb4a4a1a343fp+0, 0x1.12358f08ae5bap+0, 0x1.0953f419900a7p+0, 0x1p+0,
@@ -74,6 +75,8 @@ static inline float logf_table(float x)
 
 /* True where logf_table applies: x positive, normal and finite. */
 static inline int logf_table_ok(float x) { return mc_f32_bits(x) - 0x00800000u < 0x7f800000u - 0x00800000u; }
+
+#endif
 
 /* t[i] = logf(x[i]) for a block. */
 static void log_block(const float *restrict x, float *restrict t)
