@@ -19,6 +19,7 @@
 
 #include "fixtures/random_cases.h"
 #include "fixtures/random_op_cases.h"
+#include "runtime/alloc.h"
 #include "test_util.h"
 
 static const char *const dtype_names[] = {"bool",    "uint8",   "uint16",   "uint32",   "uint64",
@@ -422,15 +423,19 @@ static void *draw_keys(void *arg)
 {
     uint32_t *keys = arg;
     int two = 2;
+    mlx_stream s = mlx_default_cpu_stream_new();
     for (int d = 0; d < DRAWS; d++) {
         mlx_array k = mlx_array_new();
         /* bits of one key's width: the two words of the drawn key's hash */
-        if (mlx_random_bits(&k, &two, 1, 4, mlx_array_new(), mlx_default_cpu_stream_new()) || mlx_array_eval(k))
+        if (mlx_random_bits(&k, &two, 1, 4, mlx_array_new(), s) || mlx_array_eval(k)) {
+            mlx_stream_free(s);
             return NULL;
+        }
         keys[2 * d] = mlx_array_data_uint32(k)[0];
         keys[2 * d + 1] = mlx_array_data_uint32(k)[1];
         mlx_array_free(k);
     }
+    mlx_stream_free(s);
     return arg;
 }
 
@@ -467,6 +472,65 @@ static void test_global_key_from_threads_gives_each_draw_of_the_sequence_once(vo
         assert_true(cmp_pair(flat + 2 * d - 2, flat + 2 * d) < 0);
 }
 
+#ifdef MC_FAULT_INJECTION
+/* Every random op, with the Nth allocation failing for each N: either the
+ * call fails with exactly one message, or it succeeds with nothing
+ * reported; either way no array data is left behind. */
+static int fault_scenario(mlx_array key)
+{
+    mlx_stream s = tu_stream();
+    const float lo[3] = {0, 1, 2}, cv[4] = {2, 0.5f, 0.5f, 1};
+    const int n3 = 3, sh[2] = {2, 3}, c2[2] = {2, 2}, two = 2;
+    mlx_array l = tu_f32(lo, &n3, 1), h = mlx_array_new_float(5), cov = tu_f32(cv, c2, 2);
+    mlx_array mean = mlx_array_new(), o = mlx_array_new();
+    int rc = !l.ctx || !h.ctx || !cov.ctx || mlx_zeros(&mean, &two, 1, MLX_FLOAT32, s) ||
+             mlx_random_uniform(&o, l, h, sh, 2, MLX_FLOAT16, key, s) || mlx_array_eval(o) ||
+             mlx_random_normal_broadcast(&o, &n3, 1, MLX_FLOAT32, l, h, key, s) || mlx_array_eval(o) ||
+             mlx_random_truncated_normal(&o, l, h, sh, 2, MLX_FLOAT32, key, s) || mlx_array_eval(o) ||
+             mlx_random_categorical_num_samples(&o, l, 0, 4, key, s) || mlx_array_eval(o) ||
+             mlx_random_bernoulli(&o, h, sh, 2, key, s) || mlx_array_eval(o) ||
+             mlx_random_randint(&o, h, h, sh, 2, MLX_INT32, key, s) || mlx_array_eval(o) ||
+             mlx_random_permutation(&o, l, 0, key, s) || mlx_array_eval(o) ||
+             mlx_random_multivariate_normal(&o, mean, cov, &two, 1, MLX_FLOAT32, key, s) || mlx_array_eval(o) ||
+             mlx_random_split(&o, &l, key, s) || mlx_array_eval(o);
+    mlx_array_free(l), mlx_array_free(h), mlx_array_free(cov), mlx_array_free(mean), mlx_array_free(o);
+    return rc;
+}
+
+static void test_random_ops_fail_cleanly_at_every_allocation(void **state)
+{
+    (void)state;
+    mlx_array key = mlx_array_new();
+    assert_int_equal(mlx_random_key(&key, 11), 0);
+    size_t base = 0, now = 0;
+    assert_int_equal(mlx_get_active_memory(&base), 0);
+    long failed = 0;
+    for (long n = 0;; n++) {
+        tu_reset_errors();
+        mc_fault_fail_after(n);
+        int rc = fault_scenario(key);
+        long made = mc_fault_count();
+        mc_fault_fail_after(-1);
+        if (rc != 0) {
+            if (tu_error_count() != 1)
+                fail_msg("allocation %ld failing gave %d messages (last: %s)", n, tu_error_count(),
+                         tu_last_error());
+            failed++;
+        } else if (tu_error_count() != 0) {
+            fail_msg("allocation %ld failing: succeeded but reported %s", n, tu_last_error());
+        }
+        tu_reset_errors();
+        assert_int_equal(mlx_get_active_memory(&now), 0);
+        if (now != base)
+            fail_msg("allocation %ld failing left %zu bytes behind", n, now - base);
+        if (rc == 0 && made <= n)
+            break;
+    }
+    assert_true(failed > 10);
+    mlx_array_free(key);
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -485,6 +549,9 @@ int main(void)
         cmocka_unit_test_teardown(test_bad_arguments_report_mlx_errors, tu_test_teardown),
         cmocka_unit_test_teardown(test_global_key_from_threads_gives_each_draw_of_the_sequence_once,
                                   tu_test_teardown),
+#ifdef MC_FAULT_INJECTION
+        cmocka_unit_test_teardown(test_random_ops_fail_cleanly_at_every_allocation, tu_test_teardown),
+#endif
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }
