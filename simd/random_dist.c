@@ -288,6 +288,12 @@ static void uniform_f32(const mc_rdist *d, const uint32_t *w, size_t e0, size_t 
     float u[RD_BLOCK];
     if (d->s0 == 0 && d->s1 == 0) {
         const float l = lo[0], r = range[0];
+        if (m == RD_BLOCK) { /* every block but the last: straight to out */
+            float *restrict o = out + e0;
+            for (int i = 0; i < RD_BLOCK; i++)
+                o[i] = r * unit_f32(w[i]) + l;
+            return;
+        }
         for (int i = 0; i < RD_BLOCK; i++)
             u[i] = r * unit_f32(w[i]) + l;
         memcpy(out + e0, u, m * sizeof *u);
@@ -323,6 +329,12 @@ static void normal_f32(const mc_rdist *d, const uint32_t *w, size_t e0, size_t m
             v[i] = erfinv_poly_central(v[i], t[i]);
     if (d->s0 == 0 && !loc) {
         const float sc = scale[0];
+        if (m == RD_BLOCK) {
+            float *restrict o = out + e0;
+            for (int i = 0; i < RD_BLOCK; i++)
+                o[i] = sc * v[i];
+            return;
+        }
         for (int i = 0; i < RD_BLOCK; i++)
             v[i] = sc * v[i];
         memcpy(out + e0, v, m * sizeof *v);
