@@ -450,6 +450,35 @@ void RD_NAME(mc_rdist_range)(const mc_rdist *d, const uint32_t key[2], size_t n,
     }
 }
 
+void RD_NAME(mc_rdist_bits_range)(const uint32_t key[2], size_t nbytes, size_t j0, size_t j1, void *out);
+
+/* mc_random_bits_range (simd/random.h) with this build's hash; the same
+ * layout: counter j < half owns words j and half + odd + j, counter half
+ * (odd word count) the middle word, and the last word is cut to nbytes. */
+void RD_NAME(mc_rdist_bits_range)(const uint32_t key[2], size_t nbytes, size_t j0, size_t j1, void *out)
+{
+    size_t words = nbytes / 4 + (nbytes % 4 != 0);
+    size_t half = words / 2, odd = words % 2, jobs = half + odd;
+    unsigned char *o = out;
+    uint32_t x[RD_BLOCK], y[RD_BLOCK];
+    if (j1 > jobs)
+        j1 = jobs;
+    size_t pair_end = j1 < half ? j1 : half;
+    for (size_t j = j0; j < pair_end; j += RD_BLOCK) {
+        size_t m = pair_end - j < RD_BLOCK ? pair_end - j : RD_BLOCK;
+        mc_threefry_block(key[0], key[1], (uint32_t)j, (uint32_t)(half + odd + j), x, y);
+        /* only the output's last word (in the second run) can be partial */
+        memcpy(o + 4 * j, x, 4 * m);
+        size_t off = 4 * (half + odd + j), len = 4 * m;
+        memcpy(o + off, y, len < nbytes - off ? len : nbytes - off);
+    }
+    if (odd && j0 <= half && half < j1) {
+        mc_threefry_block(key[0], key[1], (uint32_t)half, 0, x, y);
+        size_t off = 4 * half;
+        memcpy(o + off, x, 4 < nbytes - off ? 4 : nbytes - off);
+    }
+}
+
 int RD_NAME(mc_rdist_selftest)(void);
 
 /* 1 if this build's logf and erfinv give the C library's floats on a

@@ -58,4 +58,8 @@ int mc_rdist_supports(mc_rdist_kind kind, mc_rdist_type type);
  * by d's formula; j1 is clipped to mc_random_bits_jobs(4 * n). */
 void mc_rdist_range(const mc_rdist *d, const uint32_t key[2], size_t n, size_t j0, size_t j1, void *out);
 
+/* mc_random_bits_range (simd/random.h), the same bytes, with the hash of
+ * the build mc_rdist_range uses. */
+void mc_rdist_bits_range(const uint32_t key[2], size_t nbytes, size_t j0, size_t j1, void *out);
+
 #endif

@@ -10,23 +10,31 @@
 #include "simd/simd.h"
 
 void mc_rdist_range_generic(const mc_rdist *d, const uint32_t key[2], size_t n, size_t j0, size_t j1, void *out);
+void mc_rdist_bits_range_generic(const uint32_t key[2], size_t nbytes, size_t j0, size_t j1, void *out);
 #if defined(__x86_64__)
 void mc_rdist_range_avx2(const mc_rdist *d, const uint32_t key[2], size_t n, size_t j0, size_t j1, void *out);
 void mc_rdist_range_avx512(const mc_rdist *d, const uint32_t key[2], size_t n, size_t j0, size_t j1, void *out);
 int mc_rdist_selftest_avx2(void);
 int mc_rdist_selftest_avx512(void);
+void mc_rdist_bits_range_avx2(const uint32_t key[2], size_t nbytes, size_t j0, size_t j1, void *out);
+void mc_rdist_bits_range_avx512(const uint32_t key[2], size_t nbytes, size_t j0, size_t j1, void *out);
 
 typedef void (*range_fn)(const mc_rdist *, const uint32_t *, size_t, size_t, size_t, void *);
 static pthread_once_t pick_once = PTHREAD_ONCE_INIT;
+typedef void (*bits_fn)(const uint32_t *, size_t, size_t, size_t, void *);
 static range_fn picked = mc_rdist_range_generic;
+static bits_fn picked_bits = mc_rdist_bits_range_generic;
 
 static void pick(void)
 {
     const char *isa = mc_kernels()->isa;
-    if (strcmp(isa, "avx512") == 0 && mc_rdist_selftest_avx512())
+    if (strcmp(isa, "avx512") == 0 && mc_rdist_selftest_avx512()) {
         picked = mc_rdist_range_avx512;
-    else if ((strcmp(isa, "avx2") == 0 || strcmp(isa, "avx512") == 0) && mc_rdist_selftest_avx2())
+        picked_bits = mc_rdist_bits_range_avx512;
+    } else if ((strcmp(isa, "avx2") == 0 || strcmp(isa, "avx512") == 0) && mc_rdist_selftest_avx2()) {
         picked = mc_rdist_range_avx2;
+        picked_bits = mc_rdist_bits_range_avx2;
+    }
 }
 #endif
 
@@ -44,5 +52,15 @@ void mc_rdist_range(const mc_rdist *d, const uint32_t key[2], size_t n, size_t j
     picked(d, key, n, j0, j1, out);
 #else
     mc_rdist_range_generic(d, key, n, j0, j1, out);
+#endif
+}
+
+void mc_rdist_bits_range(const uint32_t key[2], size_t nbytes, size_t j0, size_t j1, void *out)
+{
+#if defined(__x86_64__)
+    pthread_once(&pick_once, pick);
+    picked_bits(key, nbytes, j0, j1, out);
+#else
+    mc_rdist_bits_range_generic(key, nbytes, j0, j1, out);
 #endif
 }

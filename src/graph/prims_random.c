@@ -59,7 +59,7 @@ typedef struct bits_job {
 static void bits_range(void *ctx, size_t j0, size_t j1)
 {
     bits_job *b = ctx;
-    mc_random_bits_range(b->key, b->nbytes, j0, j1, b->out);
+    mc_rdist_bits_range(b->key, b->nbytes, j0, j1, b->out);
 }
 
 static int bits_eval(mc_array *out, mc_array *const *in, int n, const void *params)
