@@ -468,8 +468,13 @@ void RD_NAME(mc_rdist_bits_range)(const uint32_t key[2], size_t nbytes, size_t j
         size_t m = pair_end - j < RD_BLOCK ? pair_end - j : RD_BLOCK;
         mc_threefry_block(key[0], key[1], (uint32_t)j, (uint32_t)(half + odd + j), x, y);
         /* only the output's last word (in the second run) can be partial */
-        memcpy(o + 4 * j, x, 4 * m);
         size_t off = 4 * (half + odd + j), len = 4 * m;
+        if (m == RD_BLOCK && off + len <= nbytes) { /* fixed size: vector moves, not rep movs */
+            memcpy(o + 4 * j, x, sizeof x);
+            memcpy(o + off, y, sizeof y);
+            continue;
+        }
+        memcpy(o + 4 * j, x, 4 * m);
         memcpy(o + off, y, len < nbytes - off ? len : nbytes - off);
     }
     if (odd && j0 <= half && half < j1) {
