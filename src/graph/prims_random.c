@@ -117,16 +117,12 @@ static int dist_infer(mc_meta *out, mc_array *const *in, int n, const void *para
         return 1;
     if (!rdist_type(p->dtype, &t) || !mc_rdist_supports(p->kind, t))
         return mc_error("[%s] Unsupported type %s.", fn, mc_dtype_name(p->dtype));
-    size_t size = 1;
-    for (int i = 0; i < p->ndim; i++)
-        size *= (size_t)p->shape[i];
     for (int i = 1; i < n; i++) {
         bool same = in[i]->ndim == p->ndim && memcmp(in[i]->shape, p->shape, sizeof(int) * (size_t)p->ndim) == 0;
         if (in[i]->dtype != p->dtype || (in[i]->size != 1 && !same))
             return mc_error("[%s] parameter %d must be %s of one element or of the output's shape.", fn, i,
                             mc_dtype_name(p->dtype));
     }
-    (void)size;
     out->dtype = p->dtype;
     out->ndim = p->ndim;
     memcpy(out->shape, p->shape, sizeof(int) * (size_t)p->ndim);
