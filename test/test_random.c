@@ -476,39 +476,46 @@ static void test_global_key_from_threads_gives_each_draw_of_the_sequence_once(vo
 /* Every random op, with the Nth allocation failing for each N: either the
  * call fails with exactly one message, or it succeeds with nothing
  * reported; either way no array data is left behind. */
-static int fault_scenario(mlx_array key)
+typedef struct fault_in {
+    mlx_array key, l, h, cov, mean;
+} fault_in;
+
+/* The calls, with inputs made before the hook is armed (so a failure is
+ * one of the random ops' own). Returns the first failing call's status. */
+static int fault_scenario(const fault_in *in)
 {
     mlx_stream s = tu_stream();
-    const float lo[3] = {0, 1, 2}, cv[4] = {2, 0.5f, 0.5f, 1};
-    const int n3 = 3, sh[2] = {2, 3}, c2[2] = {2, 2}, two = 2;
-    mlx_array l = tu_f32(lo, &n3, 1), h = mlx_array_new_float(5), cov = tu_f32(cv, c2, 2);
-    mlx_array mean = mlx_array_new(), o = mlx_array_new();
-    int rc = !l.ctx || !h.ctx || !cov.ctx || mlx_zeros(&mean, &two, 1, MLX_FLOAT32, s) ||
-             mlx_random_uniform(&o, l, h, sh, 2, MLX_FLOAT16, key, s) || mlx_array_eval(o) ||
+    const int n3 = 3, sh[2] = {2, 3}, two = 2;
+    mlx_array o = mlx_array_new(), o2 = mlx_array_new(), key = in->key, l = in->l, h = in->h;
+    int rc = mlx_random_uniform(&o, l, h, sh, 2, MLX_FLOAT16, key, s) || mlx_array_eval(o) ||
              mlx_random_normal_broadcast(&o, &n3, 1, MLX_FLOAT32, l, h, key, s) || mlx_array_eval(o) ||
              mlx_random_truncated_normal(&o, l, h, sh, 2, MLX_FLOAT32, key, s) || mlx_array_eval(o) ||
              mlx_random_categorical_num_samples(&o, l, 0, 4, key, s) || mlx_array_eval(o) ||
              mlx_random_bernoulli(&o, h, sh, 2, key, s) || mlx_array_eval(o) ||
              mlx_random_randint(&o, h, h, sh, 2, MLX_INT32, key, s) || mlx_array_eval(o) ||
              mlx_random_permutation(&o, l, 0, key, s) || mlx_array_eval(o) ||
-             mlx_random_multivariate_normal(&o, mean, cov, &two, 1, MLX_FLOAT32, key, s) || mlx_array_eval(o) ||
-             mlx_random_split(&o, &l, key, s) || mlx_array_eval(o);
-    mlx_array_free(l), mlx_array_free(h), mlx_array_free(cov), mlx_array_free(mean), mlx_array_free(o);
+             mlx_random_multivariate_normal(&o, in->mean, in->cov, &two, 1, MLX_FLOAT32, key, s) ||
+             mlx_array_eval(o) || mlx_random_split(&o, &o2, key, s) || mlx_array_eval(o2) ||
+             mlx_random_gumbel(&o, sh, 2, MLX_BFLOAT16, mlx_array_new(), s) || mlx_array_eval(o);
+    mlx_array_free(o), mlx_array_free(o2);
     return rc;
 }
 
 static void test_random_ops_fail_cleanly_at_every_allocation(void **state)
 {
     (void)state;
-    mlx_array key = mlx_array_new();
-    assert_int_equal(mlx_random_key(&key, 11), 0);
+    const float lo[3] = {0, 1, 2}, cv[4] = {2, 0.5f, 0.5f, 1}, z[2] = {0, 0};
+    const int n3 = 3, c2[2] = {2, 2}, two = 2;
+    fault_in in = {mlx_array_new(), tu_f32(lo, &n3, 1), mlx_array_new_float(5), tu_f32(cv, c2, 2),
+                   tu_f32(z, &two, 1)};
+    assert_int_equal(mlx_random_key(&in.key, 11), 0);
     size_t base = 0, now = 0;
     assert_int_equal(mlx_get_active_memory(&base), 0);
     long failed = 0;
     for (long n = 0;; n++) {
         tu_reset_errors();
         mc_fault_fail_after(n);
-        int rc = fault_scenario(key);
+        int rc = fault_scenario(&in);
         long made = mc_fault_count();
         mc_fault_fail_after(-1);
         if (rc != 0) {
@@ -527,7 +534,8 @@ static void test_random_ops_fail_cleanly_at_every_allocation(void **state)
             break;
     }
     assert_true(failed > 10);
-    mlx_array_free(key);
+    mlx_array_free(in.key), mlx_array_free(in.l), mlx_array_free(in.h), mlx_array_free(in.cov);
+    mlx_array_free(in.mean);
 }
 #endif
 

@@ -126,9 +126,9 @@ static int normal_impl(mlx_array *res, const int *shape, size_t shape_num, mlx_d
     if (!mc_dtype_is_float(dtype))
         return mc_error("[%s] Can only generate uniform numbers with floating point type, not %s.", fn,
                         mc_dtype_name(dtype));
-    mlx_array std = mlx_array_new_float64(sqrt(2.0)), loc_t = mlx_array_new(), sc = mlx_array_new();
-    mlx_array one = mlx_array_new_float64(1.0), core = mlx_array_new();
-    int rc = mlx_astype(&std, std, dtype, s) ||
+    mlx_array std = mlx_array_new(), loc_t = mlx_array_new(), sc = mlx_array_new();
+    mlx_array one = mlx_array_new(), core = mlx_array_new();
+    int rc = mlx_array_set_float64(&std, sqrt(2.0)) || mlx_astype(&std, std, dtype, s) ||
              (scale.ctx && (mlx_astype(&sc, scale, dtype, s) || mlx_multiply(&std, std, sc, s))) ||
              (loc.ctx && mlx_astype(&loc_t, loc, dtype, s));
     /* the result's shape: shape broadcast with the parameters' */
@@ -147,9 +147,9 @@ static int normal_impl(mlx_array *res, const int *shape, size_t shape_num, mlx_d
         } else {
             /* they widen the result: draw sqrt(2)-free samples (times 1,
              * which rounds nothing) and finish as MLX's ops do */
-            rc = mlx_astype(&one, one, dtype, s) || dist_node(&core, &p, key, one, mlx_array_new(), fn, s) ||
-                 mlx_multiply(&core, std, core, s) || (loc.ctx && mlx_add(&core, loc_t, core, s)) ||
-                 mlx_array_set(res, core);
+            rc = mlx_array_set_float64(&one, 1.0) || mlx_astype(&one, one, dtype, s) ||
+                 dist_node(&core, &p, key, one, mlx_array_new(), fn, s) || mlx_multiply(&core, std, core, s) ||
+                 (loc.ctx && mlx_add(&core, loc_t, core, s)) || mlx_array_set(res, core);
         }
     }
     mlx_array_free(std), mlx_array_free(loc_t), mlx_array_free(sc), mlx_array_free(one), mlx_array_free(core);
@@ -167,9 +167,9 @@ int mlx_random_normal(mlx_array *res, const int *shape, size_t shape_num, mlx_dt
                       const mlx_array key, const mlx_stream s)
 {
     /* as MLX's float overload: loc 0 and scale 1 are left out */
-    mlx_array l = loc != 0 ? mlx_array_new_float(loc) : mlx_array_new();
-    mlx_array sc = scale != 1 ? mlx_array_new_float(scale) : mlx_array_new();
-    int rc = normal_impl(res, shape, shape_num, dtype, l, sc, key, "normal", s);
+    mlx_array l = mlx_array_new(), sc = mlx_array_new();
+    int rc = (loc != 0 && mlx_array_set_float32(&l, loc)) || (scale != 1 && mlx_array_set_float32(&sc, scale)) ||
+             normal_impl(res, shape, shape_num, dtype, l, sc, key, "normal", s);
     mlx_array_free(l), mlx_array_free(sc);
     return rc;
 }

@@ -25,7 +25,7 @@ int mlx_random_bernoulli(mlx_array *res, const mlx_array p, const int *shape, si
      * and p <= 0 never */
     mlx_array upper = mlx_array_new_float(nextafterf(4294967295.0f, FLT_MAX));
     mlx_array bits = mlx_array_new(), thr = mlx_array_new(), out = mlx_array_new();
-    mc_array *k = mc_random_key_arg(key, fn);
+    mc_array *k = upper.ctx ? mc_random_key_arg(key, fn) : NULL; /* a failed upper has reported */
     int rc = !k;
     if (!rc) {
         bits.ctx = mc_random_bits_node(k, (int)shape_num, shape, 4, fn);
