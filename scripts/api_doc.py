@@ -43,6 +43,9 @@ NOTES = {
     "mlx_array_new_data_managed": "a failed creation does not run dtor (the caller keeps data)",
     "mlx_array_new_data_managed_payload": "a failed creation does not run dtor (the caller keeps payload)",
     "mlx_async_eval": "evaluates synchronously before returning",
+    "mlx_vjp": "partial: see docs/autodiff.md for the primitives still without rules",
+    "mlx_jvp": "partial: as mlx_vjp",
+    "mlx_value_and_grad": "partial: as mlx_vjp",
     "mlx_synchronize": "returns at once: evaluation is synchronous",
     "mlx_array_data_bool": "evaluates first (all data_* accessors do)",
     "mlx_array_item_float16": "declared where the compiler has the type (HAS_FLOAT16); exported on every target",
@@ -86,6 +89,8 @@ NOTES = {
     "mlx_random_randint": "MLX 0.31.1's float32-based draw: exact integers while the bounds are below 2^24",
     "mlx_random_permutation_arange": "bit for bit MLX 0.31.1's; 0 gives an empty array (MLX's CPU sort dies with SIGFPE)",
     "mlx_random_multivariate_normal": "float32; SVD by OpenBLAS's LAPACK sgesdd as MLX calls it: within 3.3e-7 relative of MLX's values in tests",
+    "mlx_put_along_axis": "an index outside the axis (after negative ones count from the end) is clamped to its nearest end, where take reads; MLX writes outside the array. Repeated indices: the last value along the axis wins",
+    "mlx_scatter_add_axis": "indices outside the axis are clamped, as put_along_axis (MLX writes outside the array); float16/bfloat16 sums round after each add, integer sums wrap, bool sums are or",
 }
 
 DECL = re.compile(r"^\s*(?:const\s+)?[\w\s\*]*?\b(_?mlx_\w+)\s*\(", re.M)
@@ -122,12 +127,13 @@ def render(lib):
         "and checked by the `api_doc` test.",
         "",
         "**Partial: not implemented yet** (mlx-c v0.6.0 has them; tier 2 of the",
-        "plan): the autodiff transforms of transforms.h (`mlx_vjp`, `mlx_jvp`,",
-        "`mlx_value_and_grad`, `mlx_checkpoint`, `mlx_custom_function`,",
-        "`mlx_custom_vjp`); the headers fast.h, fft.h, linalg.h, io.h,",
+        "plan): of transforms.h `mlx_checkpoint`, `mlx_custom_function` and",
+        "`mlx_custom_vjp`, the closure kinds custom, custom_jvp, custom_vmap and",
+        "kwargs, and vmap (`mlx_detail_vmap_trace`, `mlx_detail_vmap_replace`); the headers fast.h, fft.h, linalg.h, io.h,",
         "io_types.h, map.h, export.h, distributed.h, distributed_group.h,",
         "metal.h and cuda.h; and the ops of ops.h beyond tier 1 (sort and",
-        "partition, gather/scatter, convolutions, quantization among them).",
+        "partition, gather/scatter other than put_along_axis and scatter_add_axis,",
+        "convolutions, quantization among them).",
         "",
     ]
     total = done = 0

@@ -25,23 +25,23 @@
 size_t mc_simd_dtype_size(int dtype)
 {
     switch (dtype) {
-    case MLX_BOOL:
-    case MLX_UINT8:
-    case MLX_INT8:
+    case MC_SIMD_BOOL:
+    case MC_SIMD_UINT8:
+    case MC_SIMD_INT8:
         return 1;
-    case MLX_UINT16:
-    case MLX_INT16:
-    case MLX_FLOAT16:
-    case MLX_BFLOAT16:
+    case MC_SIMD_UINT16:
+    case MC_SIMD_INT16:
+    case MC_SIMD_FLOAT16:
+    case MC_SIMD_BFLOAT16:
         return 2;
-    case MLX_UINT32:
-    case MLX_INT32:
-    case MLX_FLOAT32:
+    case MC_SIMD_UINT32:
+    case MC_SIMD_INT32:
+    case MC_SIMD_FLOAT32:
         return 4;
-    case MLX_UINT64:
-    case MLX_INT64:
-    case MLX_FLOAT64:
-    case MLX_COMPLEX64:
+    case MC_SIMD_UINT64:
+    case MC_SIMD_INT64:
+    case MC_SIMD_FLOAT64:
+    case MC_SIMD_COMPLEX64:
         return 8;
     default:
         return 0;
@@ -298,7 +298,7 @@ MC_UNARY_LOOP(c_isninf, c64, uint8_t, cisninf)
 
 static void fill_complex(mc_kernel_table *t)
 {
-    const int c = MLX_COMPLEX64;
+    const int c = MC_SIMD_COMPLEX64;
     MC_SET_BINARY_LOOP(t, MC_B_ADD, c, c_add);
     MC_SET_BINARY_LOOP(t, MC_B_SUBTRACT, c, c_sub);
     MC_SET_BINARY_LOOP(t, MC_B_MULTIPLY, c, c_mul);
@@ -354,8 +354,8 @@ static void fill_complex(mc_kernel_table *t)
 
 void mc_fill_common(mc_kernel_table *t)
 {
-    static const int ints[9] = {MLX_BOOL,  MLX_UINT8, MLX_UINT16, MLX_UINT32, MLX_UINT64,
-                                MLX_INT8, MLX_INT16, MLX_INT32,  MLX_INT64};
+    static const int ints[9] = {MC_SIMD_BOOL,  MC_SIMD_UINT8, MC_SIMD_UINT16, MC_SIMD_UINT32, MC_SIMD_UINT64,
+                                MC_SIMD_INT8, MC_SIMD_INT16, MC_SIMD_INT32,  MC_SIMD_INT64};
     for (int d = 0; d < MC_SIMD_NUM_DTYPES; d++)
         t->convert[d][d] = copy_of_size(mc_simd_dtype_size(d));
     for (int k = 0; k < 9; k++) {
@@ -365,7 +365,7 @@ void mc_fill_common(mc_kernel_table *t)
         t->unary[MC_U_FLOOR][d] = copy;
         t->unary[MC_U_CEIL][d] = copy;
         t->unary[MC_U_ROUND][d] = copy;
-        if (d <= MLX_UINT64)
+        if (d <= MC_SIMD_UINT64)
             t->unary[MC_U_ABS][d] = copy;
         t->unary[MC_U_ISNAN][d] = bool_false;
         t->unary[MC_U_ISINF][d] = bool_false;
@@ -374,13 +374,13 @@ void mc_fill_common(mc_kernel_table *t)
         t->unary[MC_U_ISFINITE][d] = bool_true;
     }
     /* bool: sign and square are the identity */
-    t->unary[MC_U_SIGN][MLX_BOOL] = copy1;
-    t->unary[MC_U_SQUARE][MLX_BOOL] = copy1;
+    t->unary[MC_U_SIGN][MC_SIMD_BOOL] = copy1;
+    t->unary[MC_U_SQUARE][MC_SIMD_BOOL] = copy1;
 
-    MC_SET_BINARY_LOOP(t, MC_B_DIVIDE, MLX_BOOL, idiv_u8);
-    MC_SET_BINARY_LOOP(t, MC_B_FLOOR_DIVIDE, MLX_BOOL, idiv_u8);
-    MC_SET_BINARY_LOOP(t, MC_B_REMAINDER, MLX_BOOL, irem_u8);
-    MC_SET_BINARY_LOOP(t, MC_B_POWER, MLX_BOOL, ipow_u8);
+    MC_SET_BINARY_LOOP(t, MC_B_DIVIDE, MC_SIMD_BOOL, idiv_u8);
+    MC_SET_BINARY_LOOP(t, MC_B_FLOOR_DIVIDE, MC_SIMD_BOOL, idiv_u8);
+    MC_SET_BINARY_LOOP(t, MC_B_REMAINDER, MC_SIMD_BOOL, irem_u8);
+    MC_SET_BINARY_LOOP(t, MC_B_POWER, MC_SIMD_BOOL, ipow_u8);
 #define MC_SET_INT_DIVISION(dt, sfx)                                           \
     do {                                                                       \
         MC_SET_BINARY_LOOP(t, MC_B_DIVIDE, dt, idiv_##sfx);                    \
@@ -388,14 +388,14 @@ void mc_fill_common(mc_kernel_table *t)
         MC_SET_BINARY_LOOP(t, MC_B_REMAINDER, dt, irem_##sfx);                 \
         MC_SET_BINARY_LOOP(t, MC_B_POWER, dt, ipow_##sfx);                     \
     } while (0)
-    MC_SET_INT_DIVISION(MLX_UINT8, u8);
-    MC_SET_INT_DIVISION(MLX_UINT16, u16);
-    MC_SET_INT_DIVISION(MLX_UINT32, u32);
-    MC_SET_INT_DIVISION(MLX_UINT64, u64);
-    MC_SET_INT_DIVISION(MLX_INT8, i8);
-    MC_SET_INT_DIVISION(MLX_INT16, i16);
-    MC_SET_INT_DIVISION(MLX_INT32, i32);
-    MC_SET_INT_DIVISION(MLX_INT64, i64);
+    MC_SET_INT_DIVISION(MC_SIMD_UINT8, u8);
+    MC_SET_INT_DIVISION(MC_SIMD_UINT16, u16);
+    MC_SET_INT_DIVISION(MC_SIMD_UINT32, u32);
+    MC_SET_INT_DIVISION(MC_SIMD_UINT64, u64);
+    MC_SET_INT_DIVISION(MC_SIMD_INT8, i8);
+    MC_SET_INT_DIVISION(MC_SIMD_INT16, i16);
+    MC_SET_INT_DIVISION(MC_SIMD_INT32, i32);
+    MC_SET_INT_DIVISION(MC_SIMD_INT64, i64);
 #undef MC_SET_INT_DIVISION
     fill_complex(t);
 }

@@ -1,9 +1,24 @@
-/* Runtime ISA dispatch: which kernel tables this CPU can run, each filled
- * once (pthread_once, so concurrent first calls are race-free), and the
- * process's choice among them: the best available, or the one named by
- * MLX_CPU_ISA. Built with generic flags: it only calls into the per-ISA
- * libraries after the CPU check says their instructions exist. */
+/* Runtime ISA dispatch, in one place: the list of ISAs this build has
+ * kernels for (MC_ISA_LIST), from which the ISA names, the CPU checks and
+ * the table fill all come; the tables (elementwise and reduction, one pair
+ * per ISA), filled once for every ISA this CPU runs; and the process's
+ * choice among them: the best one, or the one MLX_CPU_ISA names.
+ *
+ * Concurrency: the fill runs under one pthread_once, so a table is complete
+ * before any caller of mc_kernels_for() sees it. The choice runs under a
+ * second pthread_once and is published with a release store of one
+ * pointer, which mc_kernels() and mc_reduce_kernels() read with an acquire
+ * load: after the first call the hot path is one atomic load, and readers
+ * see the filled tables (no data race under C11 or TSan). The choice reads
+ * the environment once, so a later setenv changes nothing. The two onces
+ * are separate so that a process forked after a table lookup still makes
+ * its own choice (the tests rely on it).
+ *
+ * Built with generic flags: it calls into the per-ISA libraries only after
+ * the CPU check says their instructions exist. */
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,137 +26,138 @@
 #include <cpuid.h>
 #endif
 
-#include "mlx/c/cpu.h"
-#include "simd/kern.h"
+#include "simd/reduce.h"
+#include "simd/simd.h"
 
-void mc_kernels_fill_scalar(mc_kernel_table *t);
 #if defined(__x86_64__)
-void mc_kernels_fill_avx2(mc_kernel_table *t);
-void mc_kernels_fill_avx512(mc_kernel_table *t);
-#elif defined(__aarch64__)
-void mc_kernels_fill_neon(mc_kernel_table *t);
-#endif
-
-enum { ISA_SCALAR, ISA_AVX2, ISA_AVX512, ISA_NEON, ISA_COUNT };
-static const char *const isa_names[ISA_COUNT] = {"scalar", "avx2", "avx512", "neon"};
-
-static mc_kernel_table tables[ISA_COUNT];
-static pthread_once_t table_once[ISA_COUNT] = {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT,
-                                               PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT};
-
-static void fill_scalar(void) { mc_kernels_fill_scalar(&tables[ISA_SCALAR]); }
-#if defined(__x86_64__)
-static void fill_avx2(void) { mc_kernels_fill_avx2(&tables[ISA_AVX2]); }
-static void fill_avx512(void) { mc_kernels_fill_avx512(&tables[ISA_AVX512]); }
-#elif defined(__aarch64__)
-static void fill_neon(void) { mc_kernels_fill_neon(&tables[ISA_NEON]); }
-#endif
-
-/* Whether this build has the ISA's kernels and this CPU (and OS: the
- * builtins check that the OS saves the AVX / AVX-512 registers) runs them. */
-static int isa_available(int isa)
+/* The builtins also check that the OS saves the AVX / AVX-512 registers. */
+static bool cpu_has_avx2(void)
 {
-    switch (isa) {
-    case ISA_SCALAR:
-        return 1;
-#if defined(__x86_64__)
-    case ISA_AVX2: {
-        __builtin_cpu_init();
-        unsigned a, b, c, d;
-        int f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
-        return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    }
-    case ISA_AVX512:
-        __builtin_cpu_init();
-        return isa_available(ISA_AVX2) && __builtin_cpu_supports("avx512f") &&
-               __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512bw") &&
-               __builtin_cpu_supports("avx512vl");
-#elif defined(__aarch64__)
-    case ISA_NEON:
-        return 1; /* baseline on aarch64 */
-#endif
-    default:
-        return 0;
-    }
+    __builtin_cpu_init();
+    unsigned a, b, c, d;
+    bool f16c = __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C);
+    return f16c && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 
-static const mc_kernel_table *table_of(int isa)
+static bool cpu_has_avx512(void)
 {
-    switch (isa) {
-    case ISA_SCALAR:
-        pthread_once(&table_once[ISA_SCALAR], fill_scalar);
-        break;
-#if defined(__x86_64__)
-    case ISA_AVX2:
-        pthread_once(&table_once[ISA_AVX2], fill_avx2);
-        break;
-    case ISA_AVX512:
-        pthread_once(&table_once[ISA_AVX512], fill_avx512);
-        break;
-#elif defined(__aarch64__)
-    case ISA_NEON:
-        pthread_once(&table_once[ISA_NEON], fill_neon);
-        break;
+    __builtin_cpu_init();
+    return cpu_has_avx2() && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+           __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+}
 #endif
-    default:
-        return NULL;
+
+/* X(name, runs_here): every ISA of this build, lowest first. name is the
+ * MLX_CPU_ISA value, the tables' isa string and the suffix of the ISA's
+ * filler mc_simd_fill_<name> (fill.c, built per ISA by simd/meson.build,
+ * whose list of ISAs must match this one); runs_here is the CPU check.
+ * Dispatch picks the last entry that runs here. NEON is baseline on
+ * aarch64. Adding an ISA is one row here and one in simd/meson.build. */
+#if defined(__x86_64__)
+#define MC_ISA_LIST(X) X(scalar, true) X(avx2, cpu_has_avx2()) X(avx512, cpu_has_avx512())
+#elif defined(__aarch64__)
+#define MC_ISA_LIST(X) X(scalar, true) X(neon, true)
+#else
+#define MC_ISA_LIST(X) X(scalar, true)
+#endif
+
+#define MC_ISA_ENUM(name, runs_here) ISA_##name,
+enum { MC_ISA_LIST(MC_ISA_ENUM) ISA_COUNT };
+#undef MC_ISA_ENUM
+
+#define MC_ISA_NAME(name, runs_here) #name,
+static const char *const isa_names[ISA_COUNT] = {MC_ISA_LIST(MC_ISA_NAME)};
+#undef MC_ISA_NAME
+
+#define MC_ISA_FILLER(name, runs_here) void mc_simd_fill_##name(mc_kernel_table *k, mc_reduce_table *r);
+MC_ISA_LIST(MC_ISA_FILLER)
+#undef MC_ISA_FILLER
+
+/* The two tables of one ISA: mc_kernels() and mc_reduce_kernels() return
+ * halves of one entry, so both always run the same ISA. */
+typedef struct isa_tables {
+    mc_kernel_table kern;
+    mc_reduce_table red;
+} isa_tables;
+
+/* Written only inside fill_all (under fill_once), read only after it. */
+static isa_tables tables[ISA_COUNT];
+static bool runs_here[ISA_COUNT];
+static pthread_once_t fill_once = PTHREAD_ONCE_INIT;
+
+static void fill_all(void)
+{
+#define MC_ISA_FILL(name, runs)                                                 \
+    if (runs) {                                                                 \
+        mc_simd_fill_##name(&tables[ISA_##name].kern, &tables[ISA_##name].red); \
+        tables[ISA_##name].kern.isa = tables[ISA_##name].red.isa = #name;       \
+        runs_here[ISA_##name] = true;                                           \
     }
-    return &tables[isa];
+    MC_ISA_LIST(MC_ISA_FILL)
+#undef MC_ISA_FILL
 }
 
-static int isa_index(const char *name)
+/* The index of a runnable ISA named `name`, or -1. */
+static int runnable_isa(const char *name)
 {
+    pthread_once(&fill_once, fill_all);
+    if (name == NULL)
+        return -1;
     for (int i = 0; i < ISA_COUNT; i++)
-        if (strcmp(name, isa_names[i]) == 0)
+        if (runs_here[i] && strcmp(name, isa_names[i]) == 0)
             return i;
     return -1;
 }
 
-static int best_isa(void)
+/* The ISA chosen for MLX_CPU_ISA = request (see mc_kernels_select). */
+static int select_isa(const char *request)
 {
-    static const int order[] = {ISA_AVX512, ISA_AVX2, ISA_NEON};
-    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
-        if (isa_available(order[i]))
-            return order[i];
-    return ISA_SCALAR;
+    pthread_once(&fill_once, fill_all);
+    if (request == NULL || request[0] == '\0') {
+        for (int i = ISA_COUNT - 1; i > 0; i--)
+            if (runs_here[i])
+                return i;
+        return ISA_scalar;
+    }
+    int i = runnable_isa(request);
+    return i < 0 ? ISA_scalar : i;
 }
 
-const char *mc_kernels_select(const char *request)
-{
-    if (request == NULL || request[0] == '\0')
-        return isa_names[best_isa()];
-    int isa = isa_index(request);
-    if (isa < 0 || !isa_available(isa))
-        return isa_names[ISA_SCALAR];
-    return isa_names[isa];
-}
+const char *mc_kernels_select(const char *request) { return isa_names[select_isa(request)]; }
+
+const char *mc_kernels_isa_name(int i) { return i >= 0 && i < ISA_COUNT ? isa_names[i] : NULL; }
 
 const mc_kernel_table *mc_kernels_for(const char *isa)
 {
-    if (isa == NULL)
-        return NULL;
-    int i = isa_index(isa);
-    if (i < 0 || !isa_available(i))
-        return NULL;
-    return table_of(i);
+    int i = runnable_isa(isa);
+    return i < 0 ? NULL : &tables[i].kern;
 }
 
-static pthread_once_t chosen_once = PTHREAD_ONCE_INIT;
-static const mc_kernel_table *chosen;
+const mc_reduce_table *mc_reduce_kernels_for(const char *isa)
+{
+    int i = runnable_isa(isa);
+    return i < 0 ? NULL : &tables[i].red;
+}
+
+static _Atomic(const isa_tables *) chosen;
+static pthread_once_t choose_once = PTHREAD_ONCE_INIT;
 
 static void choose(void)
 {
-    /* getenv once, inside the once-routine: later setenv calls do not
-     * change the choice, and nothing else here reads the environment. */
-    chosen = mc_kernels_for(mc_kernels_select(getenv("MLX_CPU_ISA")));
-    if (chosen == NULL)
-        chosen = table_of(ISA_SCALAR);
+    const isa_tables *t = &tables[select_isa(getenv("MLX_CPU_ISA"))];
+    atomic_store_explicit(&chosen, t, memory_order_release);
 }
 
-const mc_kernel_table *mc_kernels(void)
+static const isa_tables *chosen_tables(void)
 {
-    pthread_once(&chosen_once, choose);
-    return chosen;
+    const isa_tables *t = atomic_load_explicit(&chosen, memory_order_acquire);
+    if (t == NULL) {
+        pthread_once(&choose_once, choose);
+        t = atomic_load_explicit(&chosen, memory_order_acquire);
+    }
+    return t;
 }
 
-const char *mlx_cpu_isa(void) { return mc_kernels()->isa; }
+const mc_kernel_table *mc_kernels(void) { return &chosen_tables()->kern; }
+
+const mc_reduce_table *mc_reduce_kernels(void) { return &chosen_tables()->red; }

@@ -140,40 +140,40 @@ static void blk_f32_bf16(const void *x, void *y, size_t n) { mc_blk_f32_to_bf16(
 #define MC_SET_CONV_ROW(t, sdt, sn)                                            \
     do {                                                                       \
         mc_convert_kernel *row_ = (t)->convert[sdt];                           \
-        row_[MLX_BOOL] = conv_##sn##_b;                                        \
-        row_[MLX_UINT8] = conv_##sn##_u8;                                      \
-        row_[MLX_UINT16] = conv_##sn##_u16;                                    \
-        row_[MLX_UINT32] = conv_##sn##_u32;                                    \
-        row_[MLX_UINT64] = conv_##sn##_u64;                                    \
-        row_[MLX_INT8] = conv_##sn##_i8;                                       \
-        row_[MLX_INT16] = conv_##sn##_i16;                                     \
-        row_[MLX_INT32] = conv_##sn##_i32;                                     \
-        row_[MLX_INT64] = conv_##sn##_i64;                                     \
-        row_[MLX_FLOAT16] = conv_##sn##_f16;                                   \
-        row_[MLX_FLOAT32] = conv_##sn##_f32;                                   \
-        row_[MLX_FLOAT64] = conv_##sn##_f64;                                   \
-        row_[MLX_BFLOAT16] = conv_##sn##_bf16;                                 \
-        row_[MLX_COMPLEX64] = conv_##sn##_c64;                                 \
+        row_[MC_SIMD_BOOL] = conv_##sn##_b;                                        \
+        row_[MC_SIMD_UINT8] = conv_##sn##_u8;                                      \
+        row_[MC_SIMD_UINT16] = conv_##sn##_u16;                                    \
+        row_[MC_SIMD_UINT32] = conv_##sn##_u32;                                    \
+        row_[MC_SIMD_UINT64] = conv_##sn##_u64;                                    \
+        row_[MC_SIMD_INT8] = conv_##sn##_i8;                                       \
+        row_[MC_SIMD_INT16] = conv_##sn##_i16;                                     \
+        row_[MC_SIMD_INT32] = conv_##sn##_i32;                                     \
+        row_[MC_SIMD_INT64] = conv_##sn##_i64;                                     \
+        row_[MC_SIMD_FLOAT16] = conv_##sn##_f16;                                   \
+        row_[MC_SIMD_FLOAT32] = conv_##sn##_f32;                                   \
+        row_[MC_SIMD_FLOAT64] = conv_##sn##_f64;                                   \
+        row_[MC_SIMD_BFLOAT16] = conv_##sn##_bf16;                                 \
+        row_[MC_SIMD_COMPLEX64] = conv_##sn##_c64;                                 \
     } while (0)
 
 void MC_ISA_FN(mc_fill_convert)(mc_kernel_table *t)
 {
-    MC_SET_CONV_ROW(t, MLX_BOOL, b);
-    MC_SET_CONV_ROW(t, MLX_UINT8, u8);
-    MC_SET_CONV_ROW(t, MLX_UINT16, u16);
-    MC_SET_CONV_ROW(t, MLX_UINT32, u32);
-    MC_SET_CONV_ROW(t, MLX_UINT64, u64);
-    MC_SET_CONV_ROW(t, MLX_INT8, i8);
-    MC_SET_CONV_ROW(t, MLX_INT16, i16);
-    MC_SET_CONV_ROW(t, MLX_INT32, i32);
-    MC_SET_CONV_ROW(t, MLX_INT64, i64);
-    MC_SET_CONV_ROW(t, MLX_FLOAT16, f16);
-    MC_SET_CONV_ROW(t, MLX_FLOAT32, f32);
-    MC_SET_CONV_ROW(t, MLX_FLOAT64, f64);
-    MC_SET_CONV_ROW(t, MLX_BFLOAT16, bf16);
-    MC_SET_CONV_ROW(t, MLX_COMPLEX64, c64);
-    t->convert[MLX_FLOAT16][MLX_FLOAT32] = blk_f16_f32;
-    t->convert[MLX_FLOAT32][MLX_FLOAT16] = blk_f32_f16;
-    t->convert[MLX_BFLOAT16][MLX_FLOAT32] = blk_bf16_f32;
-    t->convert[MLX_FLOAT32][MLX_BFLOAT16] = blk_f32_bf16;
+    MC_SET_CONV_ROW(t, MC_SIMD_BOOL, b);
+    MC_SET_CONV_ROW(t, MC_SIMD_UINT8, u8);
+    MC_SET_CONV_ROW(t, MC_SIMD_UINT16, u16);
+    MC_SET_CONV_ROW(t, MC_SIMD_UINT32, u32);
+    MC_SET_CONV_ROW(t, MC_SIMD_UINT64, u64);
+    MC_SET_CONV_ROW(t, MC_SIMD_INT8, i8);
+    MC_SET_CONV_ROW(t, MC_SIMD_INT16, i16);
+    MC_SET_CONV_ROW(t, MC_SIMD_INT32, i32);
+    MC_SET_CONV_ROW(t, MC_SIMD_INT64, i64);
+    MC_SET_CONV_ROW(t, MC_SIMD_FLOAT16, f16);
+    MC_SET_CONV_ROW(t, MC_SIMD_FLOAT32, f32);
+    MC_SET_CONV_ROW(t, MC_SIMD_FLOAT64, f64);
+    MC_SET_CONV_ROW(t, MC_SIMD_BFLOAT16, bf16);
+    MC_SET_CONV_ROW(t, MC_SIMD_COMPLEX64, c64);
+    t->convert[MC_SIMD_FLOAT16][MC_SIMD_FLOAT32] = blk_f16_f32;
+    t->convert[MC_SIMD_FLOAT32][MC_SIMD_FLOAT16] = blk_f32_f16;
+    t->convert[MC_SIMD_BFLOAT16][MC_SIMD_FLOAT32] = blk_bf16_f32;
+    t->convert[MC_SIMD_FLOAT32][MC_SIMD_BFLOAT16] = blk_f32_bf16;
 }

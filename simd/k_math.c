@@ -109,10 +109,10 @@ MC_FLOAT_UNARY(rint, rint)
 
 #define MC_SET_FLOAT_UNARY(t, op, name)                                       \
     do {                                                                      \
-        (t)->unary[op][MLX_FLOAT32] = name##_f32;                             \
-        (t)->unary[op][MLX_FLOAT64] = name##_f64;                             \
-        (t)->unary[op][MLX_FLOAT16] = name##_f16;                             \
-        (t)->unary[op][MLX_BFLOAT16] = name##_bf16;                           \
+        (t)->unary[op][MC_SIMD_FLOAT32] = name##_f32;                             \
+        (t)->unary[op][MC_SIMD_FLOAT64] = name##_f64;                             \
+        (t)->unary[op][MC_SIMD_FLOAT16] = name##_f16;                             \
+        (t)->unary[op][MC_SIMD_BFLOAT16] = name##_bf16;                           \
     } while (0)
 
 void MC_ISA_FN(mc_fill_math)(mc_kernel_table *t)

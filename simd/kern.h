@@ -31,7 +31,6 @@ void MC_ISA_FN(mc_fill_arith)(mc_kernel_table *t);
 void MC_ISA_FN(mc_fill_math)(mc_kernel_table *t);
 void MC_ISA_FN(mc_fill_cmp)(mc_kernel_table *t);
 void MC_ISA_FN(mc_fill_convert)(mc_kernel_table *t);
-void MC_ISA_FN(mc_kernels_fill)(mc_kernel_table *t);
 
 /* name(x, y, n): y[i] = F(x[i]) with x of T in vectors V, y of TO in
  * vectors VO (same lane count). Partial blocks (the tail, and the head

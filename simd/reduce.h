@@ -2,8 +2,9 @@
  * and of strided ("column") axes, arg-reductions, the fused row kernels of
  * var/std, logsumexp and softmax, and cumulative scans, per dtype. Like
  * simd.h it knows pointers, lengths and strides only. Each ISA build fills
- * its own table (simd/reduce_fill.c); mc_reduce_kernels() picks the table
- * of the ISA that mc_kernels() chose, so both layers agree.
+ * its own table together with its elementwise table (simd/fill.c), and
+ * mc_reduce_kernels() returns the reduction half of the pair mc_kernels()
+ * chose (simd/dispatch.c), so both always run the same ISA.
  *
  * Accumulation (the "acc" dtype a kernel writes, see mc_reduce_acc_dtype):
  * sums and products of bool and integers of at most 4 bytes accumulate in
@@ -93,7 +94,7 @@ typedef struct mc_reduce_table {
     mc_scan_col_fn scan_col[MC_S_COUNT][MC_SIMD_NUM_DTYPES];
 } mc_reduce_table;
 
-/* The table of the ISA mc_kernels() uses, filled once. Never NULL. */
+/* The table of the ISA mc_kernels() uses. Never NULL; any thread. */
 const mc_reduce_table *mc_reduce_kernels(void);
 /* The table of a named ISA, or NULL if this CPU or build lacks it. */
 const mc_reduce_table *mc_reduce_kernels_for(const char *isa);

@@ -275,17 +275,17 @@ MC_ARG_STAGED(argmin_bf16, stage_bf16, 2, staged_argmin_f32, staged_col_min_f32)
 
 void MC_ISA_FN(mc_reduce_fill_arg)(mc_reduce_table *t)
 {
-    SET_ARG(t, MLX_BOOL, u8);
-    SET_ARG(t, MLX_UINT8, u8);
-    SET_ARG(t, MLX_UINT16, u16);
-    SET_ARG(t, MLX_UINT32, u32);
-    SET_ARG(t, MLX_UINT64, u64);
-    SET_ARG(t, MLX_INT8, i8);
-    SET_ARG(t, MLX_INT16, i16);
-    SET_ARG(t, MLX_INT32, i32);
-    SET_ARG(t, MLX_INT64, i64);
-    SET_ARG(t, MLX_FLOAT16, f16);
-    SET_ARG(t, MLX_BFLOAT16, bf16);
-    SET_ARG(t, MLX_FLOAT32, f32);
-    SET_ARG(t, MLX_FLOAT64, f64);
+    SET_ARG(t, MC_SIMD_BOOL, u8);
+    SET_ARG(t, MC_SIMD_UINT8, u8);
+    SET_ARG(t, MC_SIMD_UINT16, u16);
+    SET_ARG(t, MC_SIMD_UINT32, u32);
+    SET_ARG(t, MC_SIMD_UINT64, u64);
+    SET_ARG(t, MC_SIMD_INT8, i8);
+    SET_ARG(t, MC_SIMD_INT16, i16);
+    SET_ARG(t, MC_SIMD_INT32, i32);
+    SET_ARG(t, MC_SIMD_INT64, i64);
+    SET_ARG(t, MC_SIMD_FLOAT16, f16);
+    SET_ARG(t, MC_SIMD_BFLOAT16, bf16);
+    SET_ARG(t, MC_SIMD_FLOAT32, f32);
+    SET_ARG(t, MC_SIMD_FLOAT64, f64);
 }

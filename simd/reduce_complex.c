@@ -237,7 +237,7 @@ MC_CSCAN(cscan_min, MC_S_MIN)
 
 void mc_reduce_fill_complex(mc_reduce_table *t)
 {
-    const int d = MLX_COMPLEX64;
+    const int d = MC_SIMD_COMPLEX64;
     t->row[MC_R_SUM][d] = csum_row;
     t->col[MC_R_SUM][d] = csum_col;
     t->row[MC_R_PROD][d] = cprod_row;

@@ -377,16 +377,16 @@ static void softmax_f64(const void *xv, void *yv, size_t n, size_t rows, size_t 
 
 void MC_ISA_FN(mc_reduce_fill_fused)(mc_reduce_table *t)
 {
-    t->var_row[MLX_FLOAT32] = var_f32;
-    t->var_row[MLX_FLOAT16] = var_f16;
-    t->var_row[MLX_BFLOAT16] = var_bf16;
-    t->var_row[MLX_FLOAT64] = var_f64;
-    t->lse_row[MLX_FLOAT32] = lse_f32;
-    t->lse_row[MLX_FLOAT16] = lse_f16;
-    t->lse_row[MLX_BFLOAT16] = lse_bf16;
-    t->lse_row[MLX_FLOAT64] = lse_f64;
-    t->softmax_row[MLX_FLOAT32] = softmax_f32;
-    t->softmax_row[MLX_FLOAT16] = softmax_f16;
-    t->softmax_row[MLX_BFLOAT16] = softmax_bf16;
-    t->softmax_row[MLX_FLOAT64] = softmax_f64;
+    t->var_row[MC_SIMD_FLOAT32] = var_f32;
+    t->var_row[MC_SIMD_FLOAT16] = var_f16;
+    t->var_row[MC_SIMD_BFLOAT16] = var_bf16;
+    t->var_row[MC_SIMD_FLOAT64] = var_f64;
+    t->lse_row[MC_SIMD_FLOAT32] = lse_f32;
+    t->lse_row[MC_SIMD_FLOAT16] = lse_f16;
+    t->lse_row[MC_SIMD_BFLOAT16] = lse_bf16;
+    t->lse_row[MC_SIMD_FLOAT64] = lse_f64;
+    t->softmax_row[MC_SIMD_FLOAT32] = softmax_f32;
+    t->softmax_row[MC_SIMD_FLOAT16] = softmax_f16;
+    t->softmax_row[MC_SIMD_BFLOAT16] = softmax_bf16;
+    t->softmax_row[MC_SIMD_FLOAT64] = softmax_f64;
 }

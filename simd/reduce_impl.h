@@ -23,7 +23,8 @@ void MC_ISA_FN(mc_reduce_fill_basic)(mc_reduce_table *t);
 void MC_ISA_FN(mc_reduce_fill_arg)(mc_reduce_table *t);
 void MC_ISA_FN(mc_reduce_fill_fused)(mc_reduce_table *t);
 void MC_ISA_FN(mc_scan_fill)(mc_reduce_table *t);
-void MC_ISA_FN(mc_reduce_fill)(mc_reduce_table *t);
+/* fill.c: both tables of this ISA, for dispatch.c */
+void MC_ISA_FN(mc_simd_fill)(mc_kernel_table *k, mc_reduce_table *r);
 
 /* Lanes of a vector of A; a vector of T with that many lanes. */
 #define MC_LANES(A) (MC_VSIZE(A) / sizeof(A))

@@ -420,61 +420,61 @@ MC_HALF_RED(min_bf16, 1, MC_R_MIN)
 
 void MC_ISA_FN(mc_reduce_fill_basic)(mc_reduce_table *t)
 {
-    SET(t, MC_R_SUM, MLX_BOOL, sum_u8);
-    SET(t, MC_R_SUM, MLX_UINT8, sum_u8);
-    SET(t, MC_R_SUM, MLX_UINT16, sum_u16);
-    SET(t, MC_R_SUM, MLX_UINT32, sum_u32);
-    SET(t, MC_R_SUM, MLX_UINT64, sum_u64);
-    SET(t, MC_R_SUM, MLX_INT8, sum_i8);
-    SET(t, MC_R_SUM, MLX_INT16, sum_i16);
-    SET(t, MC_R_SUM, MLX_INT32, sum_i32);
-    SET(t, MC_R_SUM, MLX_INT64, sum_i64);
-    SET(t, MC_R_SUM, MLX_FLOAT16, sum_f16);
-    SET(t, MC_R_SUM, MLX_BFLOAT16, sum_bf16);
-    SET(t, MC_R_SUM, MLX_FLOAT32, sum_f32);
-    SET(t, MC_R_SUM, MLX_FLOAT64, sum_f64);
+    SET(t, MC_R_SUM, MC_SIMD_BOOL, sum_u8);
+    SET(t, MC_R_SUM, MC_SIMD_UINT8, sum_u8);
+    SET(t, MC_R_SUM, MC_SIMD_UINT16, sum_u16);
+    SET(t, MC_R_SUM, MC_SIMD_UINT32, sum_u32);
+    SET(t, MC_R_SUM, MC_SIMD_UINT64, sum_u64);
+    SET(t, MC_R_SUM, MC_SIMD_INT8, sum_i8);
+    SET(t, MC_R_SUM, MC_SIMD_INT16, sum_i16);
+    SET(t, MC_R_SUM, MC_SIMD_INT32, sum_i32);
+    SET(t, MC_R_SUM, MC_SIMD_INT64, sum_i64);
+    SET(t, MC_R_SUM, MC_SIMD_FLOAT16, sum_f16);
+    SET(t, MC_R_SUM, MC_SIMD_BFLOAT16, sum_bf16);
+    SET(t, MC_R_SUM, MC_SIMD_FLOAT32, sum_f32);
+    SET(t, MC_R_SUM, MC_SIMD_FLOAT64, sum_f64);
 
-    SET(t, MC_R_PROD, MLX_BOOL, prod_u8);
-    SET(t, MC_R_PROD, MLX_UINT8, prod_u8);
-    SET(t, MC_R_PROD, MLX_UINT16, prod_u16);
-    SET(t, MC_R_PROD, MLX_UINT32, prod_u32);
-    SET(t, MC_R_PROD, MLX_UINT64, prod_u64);
-    SET(t, MC_R_PROD, MLX_INT8, prod_i8);
-    SET(t, MC_R_PROD, MLX_INT16, prod_i16);
-    SET(t, MC_R_PROD, MLX_INT32, prod_i32);
-    SET(t, MC_R_PROD, MLX_INT64, prod_i64);
-    SET(t, MC_R_PROD, MLX_FLOAT16, prod_f16);
-    SET(t, MC_R_PROD, MLX_BFLOAT16, prod_bf16);
-    SET(t, MC_R_PROD, MLX_FLOAT32, prod_f32);
-    SET(t, MC_R_PROD, MLX_FLOAT64, prod_f64);
+    SET(t, MC_R_PROD, MC_SIMD_BOOL, prod_u8);
+    SET(t, MC_R_PROD, MC_SIMD_UINT8, prod_u8);
+    SET(t, MC_R_PROD, MC_SIMD_UINT16, prod_u16);
+    SET(t, MC_R_PROD, MC_SIMD_UINT32, prod_u32);
+    SET(t, MC_R_PROD, MC_SIMD_UINT64, prod_u64);
+    SET(t, MC_R_PROD, MC_SIMD_INT8, prod_i8);
+    SET(t, MC_R_PROD, MC_SIMD_INT16, prod_i16);
+    SET(t, MC_R_PROD, MC_SIMD_INT32, prod_i32);
+    SET(t, MC_R_PROD, MC_SIMD_INT64, prod_i64);
+    SET(t, MC_R_PROD, MC_SIMD_FLOAT16, prod_f16);
+    SET(t, MC_R_PROD, MC_SIMD_BFLOAT16, prod_bf16);
+    SET(t, MC_R_PROD, MC_SIMD_FLOAT32, prod_f32);
+    SET(t, MC_R_PROD, MC_SIMD_FLOAT64, prod_f64);
 
-    SET(t, MC_R_MAX, MLX_BOOL, max_u8);
-    SET(t, MC_R_MAX, MLX_UINT8, max_u8);
-    SET(t, MC_R_MAX, MLX_UINT16, max_u16);
-    SET(t, MC_R_MAX, MLX_UINT32, max_u32);
-    SET(t, MC_R_MAX, MLX_UINT64, max_u64);
-    SET(t, MC_R_MAX, MLX_INT8, max_i8);
-    SET(t, MC_R_MAX, MLX_INT16, max_i16);
-    SET(t, MC_R_MAX, MLX_INT32, max_i32);
-    SET(t, MC_R_MAX, MLX_INT64, max_i64);
-    SET(t, MC_R_MAX, MLX_FLOAT16, max_f16);
-    SET(t, MC_R_MAX, MLX_BFLOAT16, max_bf16);
-    SET(t, MC_R_MAX, MLX_FLOAT32, max_f32);
-    SET(t, MC_R_MAX, MLX_FLOAT64, max_f64);
+    SET(t, MC_R_MAX, MC_SIMD_BOOL, max_u8);
+    SET(t, MC_R_MAX, MC_SIMD_UINT8, max_u8);
+    SET(t, MC_R_MAX, MC_SIMD_UINT16, max_u16);
+    SET(t, MC_R_MAX, MC_SIMD_UINT32, max_u32);
+    SET(t, MC_R_MAX, MC_SIMD_UINT64, max_u64);
+    SET(t, MC_R_MAX, MC_SIMD_INT8, max_i8);
+    SET(t, MC_R_MAX, MC_SIMD_INT16, max_i16);
+    SET(t, MC_R_MAX, MC_SIMD_INT32, max_i32);
+    SET(t, MC_R_MAX, MC_SIMD_INT64, max_i64);
+    SET(t, MC_R_MAX, MC_SIMD_FLOAT16, max_f16);
+    SET(t, MC_R_MAX, MC_SIMD_BFLOAT16, max_bf16);
+    SET(t, MC_R_MAX, MC_SIMD_FLOAT32, max_f32);
+    SET(t, MC_R_MAX, MC_SIMD_FLOAT64, max_f64);
 
-    SET(t, MC_R_MIN, MLX_BOOL, min_u8);
-    SET(t, MC_R_MIN, MLX_UINT8, min_u8);
-    SET(t, MC_R_MIN, MLX_UINT16, min_u16);
-    SET(t, MC_R_MIN, MLX_UINT32, min_u32);
-    SET(t, MC_R_MIN, MLX_UINT64, min_u64);
-    SET(t, MC_R_MIN, MLX_INT8, min_i8);
-    SET(t, MC_R_MIN, MLX_INT16, min_i16);
-    SET(t, MC_R_MIN, MLX_INT32, min_i32);
-    SET(t, MC_R_MIN, MLX_INT64, min_i64);
-    SET(t, MC_R_MIN, MLX_FLOAT16, min_f16);
-    SET(t, MC_R_MIN, MLX_BFLOAT16, min_bf16);
-    SET(t, MC_R_MIN, MLX_FLOAT32, min_f32);
-    SET(t, MC_R_MIN, MLX_FLOAT64, min_f64);
+    SET(t, MC_R_MIN, MC_SIMD_BOOL, min_u8);
+    SET(t, MC_R_MIN, MC_SIMD_UINT8, min_u8);
+    SET(t, MC_R_MIN, MC_SIMD_UINT16, min_u16);
+    SET(t, MC_R_MIN, MC_SIMD_UINT32, min_u32);
+    SET(t, MC_R_MIN, MC_SIMD_UINT64, min_u64);
+    SET(t, MC_R_MIN, MC_SIMD_INT8, min_i8);
+    SET(t, MC_R_MIN, MC_SIMD_INT16, min_i16);
+    SET(t, MC_R_MIN, MC_SIMD_INT32, min_i32);
+    SET(t, MC_R_MIN, MC_SIMD_INT64, min_i64);
+    SET(t, MC_R_MIN, MC_SIMD_FLOAT16, min_f16);
+    SET(t, MC_R_MIN, MC_SIMD_BFLOAT16, min_bf16);
+    SET(t, MC_R_MIN, MC_SIMD_FLOAT32, min_f32);
+    SET(t, MC_R_MIN, MC_SIMD_FLOAT64, min_f64);
 
     /* all / any look at bits only where that is exact: integers of one
      * width share a kernel, floats compare as floats (-0.0 is zero). */
@@ -483,19 +483,19 @@ void MC_ISA_FN(mc_reduce_fill_basic)(mc_reduce_table *t)
         mc_reduce_row_fn all_row, any_row;
         mc_reduce_col_fn all_col, any_col;
     } logic[] = {
-        {MLX_BOOL, all_u8_row, any_u8_row, all_u8_col, any_u8_col},
-        {MLX_UINT8, all_u8_row, any_u8_row, all_u8_col, any_u8_col},
-        {MLX_INT8, all_u8_row, any_u8_row, all_u8_col, any_u8_col},
-        {MLX_UINT16, all_u16_row, any_u16_row, all_u16_col, any_u16_col},
-        {MLX_INT16, all_u16_row, any_u16_row, all_u16_col, any_u16_col},
-        {MLX_UINT32, all_u32_row, any_u32_row, all_u32_col, any_u32_col},
-        {MLX_INT32, all_u32_row, any_u32_row, all_u32_col, any_u32_col},
-        {MLX_UINT64, all_u64_row, any_u64_row, all_u64_col, any_u64_col},
-        {MLX_INT64, all_u64_row, any_u64_row, all_u64_col, any_u64_col},
-        {MLX_FLOAT16, all_half_row, any_half_row, all_half_col, any_half_col},
-        {MLX_BFLOAT16, all_half_row, any_half_row, all_half_col, any_half_col},
-        {MLX_FLOAT32, all_f32_row, any_f32_row, all_f32_col, any_f32_col},
-        {MLX_FLOAT64, all_f64_row, any_f64_row, all_f64_col, any_f64_col},
+        {MC_SIMD_BOOL, all_u8_row, any_u8_row, all_u8_col, any_u8_col},
+        {MC_SIMD_UINT8, all_u8_row, any_u8_row, all_u8_col, any_u8_col},
+        {MC_SIMD_INT8, all_u8_row, any_u8_row, all_u8_col, any_u8_col},
+        {MC_SIMD_UINT16, all_u16_row, any_u16_row, all_u16_col, any_u16_col},
+        {MC_SIMD_INT16, all_u16_row, any_u16_row, all_u16_col, any_u16_col},
+        {MC_SIMD_UINT32, all_u32_row, any_u32_row, all_u32_col, any_u32_col},
+        {MC_SIMD_INT32, all_u32_row, any_u32_row, all_u32_col, any_u32_col},
+        {MC_SIMD_UINT64, all_u64_row, any_u64_row, all_u64_col, any_u64_col},
+        {MC_SIMD_INT64, all_u64_row, any_u64_row, all_u64_col, any_u64_col},
+        {MC_SIMD_FLOAT16, all_half_row, any_half_row, all_half_col, any_half_col},
+        {MC_SIMD_BFLOAT16, all_half_row, any_half_row, all_half_col, any_half_col},
+        {MC_SIMD_FLOAT32, all_f32_row, any_f32_row, all_f32_col, any_f32_col},
+        {MC_SIMD_FLOAT64, all_f64_row, any_f64_row, all_f64_col, any_f64_col},
     };
     for (size_t i = 0; i < sizeof logic / sizeof logic[0]; i++) {
         t->row[MC_R_AND][logic[i].dt] = logic[i].all_row;

@@ -296,30 +296,30 @@ MC_HALF_SCAN(clae_bf16, 1, MC_S_LOGADDEXP)
 
 void MC_ISA_FN(mc_scan_fill)(mc_reduce_table *t)
 {
-    SET4(t, MLX_BOOL, b, b);
-    SET4(t, MLX_UINT8, u8, u8);
-    SET4(t, MLX_UINT16, u16, u16);
-    SET4(t, MLX_UINT32, u32, u32);
-    SET4(t, MLX_UINT64, u64, u64);
-    SET4(t, MLX_INT8, i8, i8);
-    SET4(t, MLX_INT16, i16, i16);
-    SET4(t, MLX_INT32, i32, i32);
-    SET4(t, MLX_INT64, i64, i64);
-    SET4(t, MLX_FLOAT16, f16, f16);
-    SET4(t, MLX_BFLOAT16, bf16, bf16);
-    SET4(t, MLX_FLOAT32, f32, f32);
-    SET4(t, MLX_FLOAT64, f64, f64);
+    SET4(t, MC_SIMD_BOOL, b, b);
+    SET4(t, MC_SIMD_UINT8, u8, u8);
+    SET4(t, MC_SIMD_UINT16, u16, u16);
+    SET4(t, MC_SIMD_UINT32, u32, u32);
+    SET4(t, MC_SIMD_UINT64, u64, u64);
+    SET4(t, MC_SIMD_INT8, i8, i8);
+    SET4(t, MC_SIMD_INT16, i16, i16);
+    SET4(t, MC_SIMD_INT32, i32, i32);
+    SET4(t, MC_SIMD_INT64, i64, i64);
+    SET4(t, MC_SIMD_FLOAT16, f16, f16);
+    SET4(t, MC_SIMD_BFLOAT16, bf16, bf16);
+    SET4(t, MC_SIMD_FLOAT32, f32, f32);
+    SET4(t, MC_SIMD_FLOAT64, f64, f64);
     /* logcumsumexp of integers and bool is their cummax (see above) */
     for (int d = 0; d < MC_SIMD_NUM_DTYPES; d++) {
         t->scan_row[MC_S_LOGADDEXP][d] = t->scan_row[MC_S_MAX][d];
         t->scan_col[MC_S_LOGADDEXP][d] = t->scan_col[MC_S_MAX][d];
     }
-    t->scan_row[MC_S_LOGADDEXP][MLX_FLOAT32] = rlae_f32;
-    t->scan_row[MC_S_LOGADDEXP][MLX_FLOAT64] = rlae_f64;
-    t->scan_row[MC_S_LOGADDEXP][MLX_FLOAT16] = rlae_f16;
-    t->scan_row[MC_S_LOGADDEXP][MLX_BFLOAT16] = rlae_bf16;
-    t->scan_col[MC_S_LOGADDEXP][MLX_FLOAT32] = clae_f32;
-    t->scan_col[MC_S_LOGADDEXP][MLX_FLOAT64] = clae_f64;
-    t->scan_col[MC_S_LOGADDEXP][MLX_FLOAT16] = clae_f16;
-    t->scan_col[MC_S_LOGADDEXP][MLX_BFLOAT16] = clae_bf16;
+    t->scan_row[MC_S_LOGADDEXP][MC_SIMD_FLOAT32] = rlae_f32;
+    t->scan_row[MC_S_LOGADDEXP][MC_SIMD_FLOAT64] = rlae_f64;
+    t->scan_row[MC_S_LOGADDEXP][MC_SIMD_FLOAT16] = rlae_f16;
+    t->scan_row[MC_S_LOGADDEXP][MC_SIMD_BFLOAT16] = rlae_bf16;
+    t->scan_col[MC_S_LOGADDEXP][MC_SIMD_FLOAT32] = clae_f32;
+    t->scan_col[MC_S_LOGADDEXP][MC_SIMD_FLOAT64] = clae_f64;
+    t->scan_col[MC_S_LOGADDEXP][MC_SIMD_FLOAT16] = clae_f16;
+    t->scan_col[MC_S_LOGADDEXP][MC_SIMD_BFLOAT16] = clae_bf16;
 }

@@ -1,15 +1,14 @@
 /* The kernel interface: elementwise kernels over raw pointers and lengths,
  * chosen once per process for the best ISA this CPU has. Nothing here
- * knows arrays or graphs; dtypes are mlx-c's enum values, used as indices. */
+ * knows arrays or graphs; dtypes are simd/dtype.h's codes (equal to
+ * mlx-c's enum values), used as indices. */
 #ifndef MC_SIMD_SIMD_H
 #define MC_SIMD_SIMD_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mlx/c/array.h"
-
-enum { MC_SIMD_NUM_DTYPES = MLX_COMPLEX64 + 1 };
+#include "simd/dtype.h"
 
 /* Unary functions. The output dtype is the input's, except where noted. */
 typedef enum mc_unary_op {
@@ -150,13 +149,17 @@ typedef struct mc_kernel_table {
     mc_convert_kernel convert[MC_SIMD_NUM_DTYPES][MC_SIMD_NUM_DTYPES]; /* [from][to] */
 } mc_kernel_table;
 
-/* The table for this CPU, filled once (call_once) at first use: the best
- * ISA available, or the one MLX_CPU_ISA=scalar|avx2|avx512|neon asks for
- * (falling back to scalar if this CPU lacks it). Never NULL. */
+/* The table for this CPU, chosen once at first use (simd/dispatch.c): the
+ * best ISA available, or the one MLX_CPU_ISA=scalar|avx2|avx512|neon asks
+ * for (falling back to scalar if this CPU lacks it). Never NULL; safe to
+ * call from any thread. */
 const mc_kernel_table *mc_kernels(void);
 /* The table of a given ISA, or NULL if this CPU or build lacks it (tests
  * compare every available table against the scalar one). */
 const mc_kernel_table *mc_kernels_for(const char *isa);
+/* The name of the build's i-th ISA, lowest first ("scalar" is 0), whether
+ * or not this CPU runs it; NULL past the last. Static strings. */
+const char *mc_kernels_isa_name(int i);
 /* The ISA name mc_kernels() picks when MLX_CPU_ISA is `request` (NULL or
  * "" for unset: the best available; an unknown or unavailable name:
  * "scalar"). Exposed so tests can check the choice without re-running. */

@@ -220,6 +220,15 @@ static int b_shape(mlx_array *o, const mlx_array *in)
     return rc;
 }
 static int b_index(mlx_array *o, const mlx_array *in) { return mlx_take_axis(o, in[0], in[2], 1, S); }
+static int b_scatter(mlx_array *o, const mlx_array *in)
+{
+    /* [[2], [0]] along axis 1, the values broadcast to (2, 3) */
+    mlx_array col = mlx_array_new();
+    const int shape[2] = {2, 1};
+    int rc = mlx_reshape(&col, in[2], shape, 2, S) || mlx_scatter_add_axis(o, in[0], col, in[1], 1, S);
+    mlx_array_free(col);
+    return rc;
+}
 static int b_matmul(mlx_array *o, const mlx_array *in)
 {
     mlx_array col = mlx_array_new();
@@ -245,6 +254,7 @@ static const op_case op_cases[] = {
     {"reduce", b_reduce, {6, 15}, 2},
     {"shape", b_shape, {1, 4, 2, 5}, 4},
     {"index", b_index, {3, 1, 6, 4}, 4},
+    {"scatter", b_scatter, {1, 2, 63, 64}, 4},
     {"matmul", b_matmul, {140, 320}, 2},
     {"creation op", b_creation, {0.5, 1.5, 2.5, 3.5}, 4},
 };

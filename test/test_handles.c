@@ -13,10 +13,10 @@
 
 #include <cmocka.h>
 
-#include "api/closure_impl.h"
-#include "api/stream_impl.h"
-#include "api/vector_impl.h"
 #include "array/array.h"
+#include "handles/closure.h"
+#include "handles/stream.h"
+#include "handles/vector.h"
 #include "mlx/c/mlx.h"
 #include "runtime/alloc.h"
 
@@ -281,7 +281,7 @@ static void test_vector_internal_helpers_count_references(void **state)
     assert_int_equal(mc_vec_len(v), 4);
 
     /* Assigning the vector its own items (a subrange) is safe. */
-    assert_int_equal(mc_vec_assign("test", &v, &((mc_vec_array *)v.ctx)->items[1], 2), 0);
+    assert_int_equal(mc_vec_assign("test", &v, &mc_vec_arrays(v.ctx)[1], 2), 0);
     assert_int_equal(mc_vec_len(v), 2);
     assert_ptr_equal(mc_vec_at(v, 0), b);
     assert_ptr_equal(mc_vec_at(v, 1), a);
@@ -306,6 +306,48 @@ static void test_vector_internal_helpers_count_references(void **state)
     assert_int_equal(mc_array_refs(a), 1);
     mc_array_release(a);
     mc_array_release(b);
+}
+
+/* A vector of vectors holds lists of the one mc_vec type, each a separate
+ * copy of kind ARRAY, and mc_vec_copy copies them deeply. */
+static void test_vector_of_vectors_holds_copied_array_lists(void **state)
+{
+    (void)state;
+    mc_array *a = scalar(1);
+    mlx_vector_array inner = mlx_vector_array_new_value(mc_handle(a));
+    mlx_vector_vector_array outer = mlx_vector_vector_array_new_value(inner);
+    mc_vec *o = outer.ctx;
+    assert_int_equal(o->kind, MC_VEC_VECTOR);
+    mc_vec *held = mc_vec_vectors(o)[0];
+    assert_int_equal(held->kind, MC_VEC_ARRAY);
+    assert_ptr_not_equal(held, inner.ctx);
+    assert_ptr_equal(mc_vec_arrays(held)[0], a);
+    assert_int_equal(mc_array_refs(a), 3); /* ours, inner's, held's */
+
+    mc_vec *dup = mc_vec_copy("test", o);
+    assert_non_null(dup);
+    assert_ptr_not_equal(mc_vec_vectors(dup)[0], held);
+    assert_int_equal(mc_array_refs(a), 4);
+    mc_vec_free(dup);
+    mlx_vector_vector_array_free(outer);
+    mlx_vector_array_free(inner);
+    expect_no_error();
+    assert_int_equal(mc_array_refs(a), 1);
+    mc_array_release(a);
+}
+
+/* A count that would wrap the list's length is refused before anything is
+ * read or written (without the check the length wraps to a small
+ * capacity and the copy runs off the end). */
+static void test_vector_append_whose_length_overflows_fails_and_changes_nothing(void **state)
+{
+    (void)state;
+    int one = 1;
+    mlx_vector_int v = mlx_vector_int_new_value(1);
+    assert_int_equal(mlx_vector_int_append_data(v, &one, SIZE_MAX), 1);
+    expect_one_error("[mlx_vector_int_append_data] Cannot hold");
+    assert_int_equal(mlx_vector_int_size(v), 1);
+    mlx_vector_int_free(v);
 }
 
 /* ---- vectors of ints and strings ---- */
@@ -1096,6 +1138,8 @@ int main(void)
         cmocka_unit_test_setup(test_vector_array_set_data_keeps_the_handle_object, setup),
         cmocka_unit_test_setup(test_vector_array_bad_input_fails_and_changes_nothing, setup),
         cmocka_unit_test_setup(test_vector_internal_helpers_count_references, setup),
+        cmocka_unit_test_setup(test_vector_of_vectors_holds_copied_array_lists, setup),
+        cmocka_unit_test_setup(test_vector_append_whose_length_overflows_fails_and_changes_nothing, setup),
         cmocka_unit_test_setup(test_vector_int_values_and_errors, setup),
         cmocka_unit_test_setup(test_vector_string_owns_copies_and_lends_text, setup),
         cmocka_unit_test_setup(test_vector_vector_array_stores_copies_of_lists, setup),

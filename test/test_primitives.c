@@ -1,6 +1,6 @@
 /* The primitives suite: the table made from the list in
  * src/graph/prim_list.h is complete (every id has a descriptor with a name
- * and its rules), names are unique, and building a node checks the
+ * and its rules, derivative rules included), names are unique, and building a node checks the
  * primitive's arity. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +24,21 @@ static void test_every_primitive_has_name_arity_and_rules(void **state)
         assert_true(p->arity >= MC_ARITY_ANY);
         assert_non_null(p->infer);
         assert_non_null(p->eval);
+    }
+}
+
+/* Every primitive that takes inputs can be differentiated both ways (a
+ * primitive with none is never on a tape): a new primitive without its
+ * vjp and jvp fails here, and its op's row in test_grad fails too. */
+static void test_every_primitive_with_inputs_has_derivative_rules(void **state)
+{
+    (void)state;
+    for (int id = MC_PRIM_NONE + 1; id < MC_PRIM_COUNT; id++) {
+        const mc_prim_info *p = mc_prims[id];
+        if (p->arity == 0)
+            continue;
+        if (!p->vjp || !p->jvp)
+            fail_msg("%s has no %s rule", p->name, p->vjp ? "jvp" : "vjp");
     }
 }
 
@@ -99,6 +114,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_every_primitive_has_name_arity_and_rules, tu_test_teardown),
+        cmocka_unit_test_teardown(test_every_primitive_with_inputs_has_derivative_rules, tu_test_teardown),
         cmocka_unit_test_teardown(test_primitive_names_are_unique, tu_test_teardown),
         cmocka_unit_test_teardown(test_table_rows_sit_at_their_ids, tu_test_teardown),
         cmocka_unit_test_teardown(test_node_with_wrong_input_count_is_refused, tu_test_teardown),

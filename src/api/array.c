@@ -240,6 +240,25 @@ int mlx_array_eval(mlx_array arr)
     return a ? mc_eval1(a, "mlx_array_eval") : 1;
 }
 
+/* The half-precision accessors exist on every target: they move two bytes,
+ * so they work for any caller whose compiler has the type (see half.h),
+ * even where the compiler that built the library lacks it. */
+#define MC_EXPORT __attribute__((visibility("default")))
+#ifdef HAS_FLOAT16
+typedef float16_t mc_f16_t;
+#else
+typedef uint16_t mc_f16_t;
+MC_EXPORT int mlx_array_item_float16(mc_f16_t *res, const mlx_array arr);
+MC_EXPORT const mc_f16_t *mlx_array_data_float16(const mlx_array arr);
+#endif
+#ifdef HAS_BFLOAT16
+typedef bfloat16_t mc_bf16_t;
+#else
+typedef uint16_t mc_bf16_t;
+MC_EXPORT int mlx_array_item_bfloat16(mc_bf16_t *res, const mlx_array arr);
+MC_EXPORT const mc_bf16_t *mlx_array_data_bfloat16(const mlx_array arr);
+#endif
+
 /* Evaluates arr and checks it holds one element of `want`. */
 static const void *mc_item(const mlx_array arr, mlx_dtype want, const void *res, const char *fn)
 {
@@ -263,49 +282,85 @@ static const void *mc_item(const mlx_array arr, mlx_dtype want, const void *res,
     return a->data;
 }
 
-#define MC_ITEM(name, ctype, dtype)                                                    \
-    int mlx_array_item_##name(ctype *res, const mlx_array arr)                         \
-    {                                                                                  \
-        const void *p = mc_item(arr, dtype, res, "mlx_array_item_" #name);             \
-        if (!p)                                                                        \
-            return 1;                                                                  \
-        memcpy(res, p, sizeof *res);                                                   \
-        return 0;                                                                      \
-    }
+/* Copies the one element of arr, of dtype want and size bytes, to *res. */
+static int item(void *res, size_t size, const mlx_array arr, mlx_dtype want, const char *fn)
+{
+    const void *p = mc_item(arr, want, res, fn);
+    if (!p)
+        return 1;
+    memcpy(res, p, size);
+    return 0;
+}
 
-MC_ITEM(bool, bool, MLX_BOOL)
-MC_ITEM(uint8, uint8_t, MLX_UINT8)
-MC_ITEM(uint16, uint16_t, MLX_UINT16)
-MC_ITEM(uint32, uint32_t, MLX_UINT32)
-MC_ITEM(uint64, uint64_t, MLX_UINT64)
-MC_ITEM(int8, int8_t, MLX_INT8)
-MC_ITEM(int16, int16_t, MLX_INT16)
-MC_ITEM(int32, int32_t, MLX_INT32)
-MC_ITEM(int64, int64_t, MLX_INT64)
-MC_ITEM(float32, float, MLX_FLOAT32)
-MC_ITEM(float64, double, MLX_FLOAT64)
-MC_ITEM(complex64, mlx_complex64_t, MLX_COMPLEX64)
+int mlx_array_item_bool(bool *res, const mlx_array arr)
+{
+    return item(res, sizeof *res, arr, MLX_BOOL, "mlx_array_item_bool");
+}
 
-/* The half-precision accessors exist on every target: they move two bytes,
- * so they work for any caller whose compiler has the type (see half.h),
- * even where the compiler that built the library lacks it. */
-#define MC_EXPORT __attribute__((visibility("default")))
-#ifdef HAS_FLOAT16
-typedef float16_t mc_f16_t;
-#else
-typedef uint16_t mc_f16_t;
-MC_EXPORT int mlx_array_item_float16(mc_f16_t *res, const mlx_array arr);
-MC_EXPORT const mc_f16_t *mlx_array_data_float16(const mlx_array arr);
-#endif
-#ifdef HAS_BFLOAT16
-typedef bfloat16_t mc_bf16_t;
-#else
-typedef uint16_t mc_bf16_t;
-MC_EXPORT int mlx_array_item_bfloat16(mc_bf16_t *res, const mlx_array arr);
-MC_EXPORT const mc_bf16_t *mlx_array_data_bfloat16(const mlx_array arr);
-#endif
-MC_ITEM(float16, mc_f16_t, MLX_FLOAT16)
-MC_ITEM(bfloat16, mc_bf16_t, MLX_BFLOAT16)
+int mlx_array_item_uint8(uint8_t *res, const mlx_array arr)
+{
+    return item(res, sizeof *res, arr, MLX_UINT8, "mlx_array_item_uint8");
+}
+
+int mlx_array_item_uint16(uint16_t *res, const mlx_array arr)
+{
+    return item(res, sizeof *res, arr, MLX_UINT16, "mlx_array_item_uint16");
+}
+
+int mlx_array_item_uint32(uint32_t *res, const mlx_array arr)
+{
+    return item(res, sizeof *res, arr, MLX_UINT32, "mlx_array_item_uint32");
+}
+
+int mlx_array_item_uint64(uint64_t *res, const mlx_array arr)
+{
+    return item(res, sizeof *res, arr, MLX_UINT64, "mlx_array_item_uint64");
+}
+
+int mlx_array_item_int8(int8_t *res, const mlx_array arr)
+{
+    return item(res, sizeof *res, arr, MLX_INT8, "mlx_array_item_int8");
+}
+
+int mlx_array_item_int16(int16_t *res, const mlx_array arr)
+{
+    return item(res, sizeof *res, arr, MLX_INT16, "mlx_array_item_int16");
+}
+
+int mlx_array_item_int32(int32_t *res, const mlx_array arr)
+{
+    return item(res, sizeof *res, arr, MLX_INT32, "mlx_array_item_int32");
+}
+
+int mlx_array_item_int64(int64_t *res, const mlx_array arr)
+{
+    return item(res, sizeof *res, arr, MLX_INT64, "mlx_array_item_int64");
+}
+
+int mlx_array_item_float32(float *res, const mlx_array arr)
+{
+    return item(res, sizeof *res, arr, MLX_FLOAT32, "mlx_array_item_float32");
+}
+
+int mlx_array_item_float64(double *res, const mlx_array arr)
+{
+    return item(res, sizeof *res, arr, MLX_FLOAT64, "mlx_array_item_float64");
+}
+
+int mlx_array_item_complex64(mlx_complex64_t *res, const mlx_array arr)
+{
+    return item(res, sizeof *res, arr, MLX_COMPLEX64, "mlx_array_item_complex64");
+}
+
+int mlx_array_item_float16(mc_f16_t *res, const mlx_array arr)
+{
+    return item(res, sizeof *res, arr, MLX_FLOAT16, "mlx_array_item_float16");
+}
+
+int mlx_array_item_bfloat16(mc_bf16_t *res, const mlx_array arr)
+{
+    return item(res, sizeof *res, arr, MLX_BFLOAT16, "mlx_array_item_bfloat16");
+}
 
 static const void *mc_data(const mlx_array arr, mlx_dtype want, const char *fn)
 {
@@ -321,26 +376,69 @@ static const void *mc_data(const mlx_array arr, mlx_dtype want, const char *fn)
     return a->data;
 }
 
-#define MC_DATA(name, ctype, dtype)                                                    \
-    const ctype *mlx_array_data_##name(const mlx_array arr)                            \
-    {                                                                                  \
-        return mc_data(arr, dtype, "mlx_array_data_" #name);                           \
-    }
+const bool *mlx_array_data_bool(const mlx_array arr) { return mc_data(arr, MLX_BOOL, "mlx_array_data_bool"); }
 
-MC_DATA(bool, bool, MLX_BOOL)
-MC_DATA(uint8, uint8_t, MLX_UINT8)
-MC_DATA(uint16, uint16_t, MLX_UINT16)
-MC_DATA(uint32, uint32_t, MLX_UINT32)
-MC_DATA(uint64, uint64_t, MLX_UINT64)
-MC_DATA(int8, int8_t, MLX_INT8)
-MC_DATA(int16, int16_t, MLX_INT16)
-MC_DATA(int32, int32_t, MLX_INT32)
-MC_DATA(int64, int64_t, MLX_INT64)
-MC_DATA(float32, float, MLX_FLOAT32)
-MC_DATA(float64, double, MLX_FLOAT64)
-MC_DATA(complex64, mlx_complex64_t, MLX_COMPLEX64)
-MC_DATA(float16, mc_f16_t, MLX_FLOAT16)
-MC_DATA(bfloat16, mc_bf16_t, MLX_BFLOAT16)
+const uint8_t *mlx_array_data_uint8(const mlx_array arr)
+{
+    return mc_data(arr, MLX_UINT8, "mlx_array_data_uint8");
+}
+
+const uint16_t *mlx_array_data_uint16(const mlx_array arr)
+{
+    return mc_data(arr, MLX_UINT16, "mlx_array_data_uint16");
+}
+
+const uint32_t *mlx_array_data_uint32(const mlx_array arr)
+{
+    return mc_data(arr, MLX_UINT32, "mlx_array_data_uint32");
+}
+
+const uint64_t *mlx_array_data_uint64(const mlx_array arr)
+{
+    return mc_data(arr, MLX_UINT64, "mlx_array_data_uint64");
+}
+
+const int8_t *mlx_array_data_int8(const mlx_array arr) { return mc_data(arr, MLX_INT8, "mlx_array_data_int8"); }
+
+const int16_t *mlx_array_data_int16(const mlx_array arr)
+{
+    return mc_data(arr, MLX_INT16, "mlx_array_data_int16");
+}
+
+const int32_t *mlx_array_data_int32(const mlx_array arr)
+{
+    return mc_data(arr, MLX_INT32, "mlx_array_data_int32");
+}
+
+const int64_t *mlx_array_data_int64(const mlx_array arr)
+{
+    return mc_data(arr, MLX_INT64, "mlx_array_data_int64");
+}
+
+const float *mlx_array_data_float32(const mlx_array arr)
+{
+    return mc_data(arr, MLX_FLOAT32, "mlx_array_data_float32");
+}
+
+const double *mlx_array_data_float64(const mlx_array arr)
+{
+    return mc_data(arr, MLX_FLOAT64, "mlx_array_data_float64");
+}
+
+const mlx_complex64_t *mlx_array_data_complex64(const mlx_array arr)
+{
+    return mc_data(arr, MLX_COMPLEX64, "mlx_array_data_complex64");
+}
+
+const mc_f16_t *mlx_array_data_float16(const mlx_array arr)
+{
+    return mc_data(arr, MLX_FLOAT16, "mlx_array_data_float16");
+}
+
+const mc_bf16_t *mlx_array_data_bfloat16(const mlx_array arr)
+{
+    return mc_data(arr, MLX_BFLOAT16, "mlx_array_data_bfloat16");
+}
 
 int _mlx_array_is_available(bool *res, const mlx_array arr)
 {

@@ -1,48 +1,16 @@
-/* Owns mlx_device: (type, index) pairs, the process-wide default device and
- * device availability. This host has one CPU device and no GPU. A GPU
+/* Owns mlx-c's device.h functions: devices as (type, index) pairs
+ * (handles/device.h), the process-wide default device and device
+ * availability. This host has one CPU device and no GPU. A GPU
  * device can still be named (mlx-c programs written for Apple silicon ask
  * for one) and made the default: that request is accepted and served by
  * the CPU, so the default device stays Device(cpu, 0). Queries stay honest:
  * a GPU is reported as unavailable and counted as zero. */
-#include "api/device_impl.h"
+#include "mlx/c/device.h"
 
-#include <stdio.h>
-
-#include "api/string_impl.h"
+#include "handles/device.h"
+#include "handles/string.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
-
-static int type_valid(mlx_device_type type) { return type == MLX_CPU || type == MLX_GPU; }
-
-mc_device *mc_device_checked(mlx_device dev, const char *fn)
-{
-    if (!dev.ctx)
-        mc_error("[%s] Expected a non-empty mlx_device (the handle's ctx is NULL).", fn);
-    return dev.ctx;
-}
-
-int mc_device_store(const char *fn, mlx_device *dst, mlx_device_type type, int index)
-{
-    if (!dst)
-        return mc_error("[%s] The output device pointer is NULL.", fn);
-    mc_device *d = dst->ctx;
-    if (!d) {
-        d = mc_xmalloc(sizeof *d);
-        if (!d)
-            return mc_error_oom(fn, sizeof *d);
-        dst->ctx = d;
-    }
-    d->type = type;
-    d->index = index;
-    return 0;
-}
-
-void mc_device_format(char *buf, size_t n, mlx_device_type type, int index)
-{
-    snprintf(buf, n, "Device(%s, %d)", type == MLX_GPU ? "gpu" : "cpu", index);
-}
-
-int mc_device_count(mlx_device_type type) { return type == MLX_CPU ? 1 : 0; }
 
 mlx_device mlx_device_new(void) { return (mlx_device){NULL}; }
 
@@ -50,7 +18,7 @@ mlx_device mlx_device_new_type(mlx_device_type type, int index)
 {
     static const char fn[] = "mlx_device_new_type";
     mlx_device dev = {NULL};
-    if (!type_valid(type))
+    if (!mc_device_type_valid(type))
         mc_error("[%s] Invalid device type %d.", fn, (int)type);
     else if (index < 0)
         mc_error("[%s] Device index %d is negative.", fn, index);
@@ -128,15 +96,8 @@ int mlx_set_default_device(mlx_device dev)
     mc_device *d = mc_device_checked(dev, fn);
     if (!d)
         return 1;
-    if (d->type == MLX_GPU)
-        return 0; /* accepted: GPU work is served by the CPU */
-    if (d->index >= mc_device_count(MLX_CPU)) {
-        char text[64];
-        mc_device_format(text, sizeof text, d->type, d->index);
-        return mc_error("[%s] %s is not available: this host has %d cpu device.", fn, text,
-                        mc_device_count(MLX_CPU));
-    }
-    return 0;
+    /* A GPU is accepted: its work is served by the CPU. */
+    return mc_device_usable(fn, d);
 }
 
 int mlx_device_is_available(bool *avail, mlx_device dev)
@@ -156,7 +117,7 @@ int mlx_device_count(int *count, mlx_device_type type)
     static const char fn[] = "mlx_device_count";
     if (!count)
         return mc_error("[%s] The output pointer is NULL.", fn);
-    if (!type_valid(type))
+    if (!mc_device_type_valid(type))
         return mc_error("[%s] Invalid device type %d.", fn, (int)type);
     *count = mc_device_count(type);
     return 0;

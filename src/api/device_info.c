@@ -10,7 +10,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "api/device_impl.h"
+#include "handles/device.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 

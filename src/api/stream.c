@@ -1,5 +1,5 @@
-/* Owns mlx_stream: (index, device) pairs, the per-thread default stream
- * and synchronisation.
+/* Owns mlx-c's stream.h functions: streams as (index, device) pairs
+ * (handles/stream.h), the per-thread default stream and synchronisation.
  *
  * Stream 0 is the default CPU stream, as in MLX on a host without a GPU.
  * Each thread has its own default (as in recent MLX, where default streams
@@ -14,64 +14,21 @@
  * Evaluation here is synchronous: when an mlx_eval (or any call that
  * evaluates) returns, its work is done, and nothing is ever left queued on
  * a stream. So mlx_synchronize has nothing to wait for and returns 0. */
-#include "api/stream_impl.h"
+#include "mlx/c/stream.h"
 
-#include <stdatomic.h>
 #include <stdio.h>
 
-#include "api/device_impl.h"
-#include "api/string_impl.h"
+#include "handles/device.h"
+#include "handles/stream.h"
+#include "handles/string.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
-
-static atomic_int next_index = 1; /* 0 is the default CPU stream */
-static _Thread_local int default_index;
-
-int mc_default_stream_index(void) { return default_index; }
-
-static mc_stream *checked(mlx_stream s, const char *fn)
-{
-    if (!s.ctx)
-        mc_error("[%s] Expected a non-empty mlx_stream (the handle's ctx is NULL).", fn);
-    return s.ctx;
-}
-
-/* Makes *dst name the CPU stream `index`, in place if it has an object. */
-static int store(const char *fn, mlx_stream *dst, int index)
-{
-    if (!dst)
-        return mc_error("[%s] The output stream pointer is NULL.", fn);
-    mc_stream *s = dst->ctx;
-    if (!s) {
-        s = mc_xmalloc(sizeof *s);
-        if (!s)
-            return mc_error_oom(fn, sizeof *s);
-        dst->ctx = s;
-    }
-    s->index = index;
-    s->dev_type = MLX_CPU;
-    s->dev_index = 0;
-    return 0;
-}
 
 static mlx_stream make(const char *fn, int index)
 {
     mlx_stream s = {NULL};
-    store(fn, &s, index);
+    mc_stream_store(fn, &s, index);
     return s;
-}
-
-/* Checks that dev names a device whose work can run here: the CPU, or a
- * GPU (served by the CPU). An absent CPU index is an error. */
-static int usable(const char *fn, const mc_device *d)
-{
-    if (d->type == MLX_CPU && d->index >= mc_device_count(MLX_CPU)) {
-        char text[64];
-        mc_device_format(text, sizeof text, d->type, d->index);
-        return mc_error("[%s] %s is not available: this host has %d cpu device.", fn, text,
-                        mc_device_count(MLX_CPU));
-    }
-    return 0;
 }
 
 mlx_stream mlx_stream_new(void) { return (mlx_stream){NULL}; }
@@ -80,15 +37,15 @@ mlx_stream mlx_stream_new_device(mlx_device dev)
 {
     static const char fn[] = "mlx_stream_new_device";
     mc_device *d = mc_device_checked(dev, fn);
-    if (!d || usable(fn, d))
+    if (!d || mc_device_usable(fn, d))
         return (mlx_stream){NULL};
-    return make(fn, atomic_fetch_add(&next_index, 1));
+    return make(fn, mc_stream_new_index());
 }
 
 int mlx_stream_set(mlx_stream *stream, const mlx_stream src)
 {
     static const char fn[] = "mlx_stream_set";
-    mc_stream *s = checked(src, fn);
+    mc_stream *s = mc_stream_checked(src, fn);
     if (!s)
         return 1;
     if (!stream)
@@ -96,7 +53,7 @@ int mlx_stream_set(mlx_stream *stream, const mlx_stream src)
     if (stream->ctx == s)
         return 0;
     mc_stream copy = *s;
-    if (store(fn, stream, copy.index))
+    if (mc_stream_store(fn, stream, copy.index))
         return 1;
     *(mc_stream *)stream->ctx = copy;
     return 0;
@@ -111,7 +68,7 @@ int mlx_stream_free(mlx_stream stream)
 int mlx_stream_tostring(mlx_string *str, mlx_stream stream)
 {
     static const char fn[] = "mlx_stream_tostring";
-    mc_stream *s = checked(stream, fn);
+    mc_stream *s = mc_stream_checked(stream, fn);
     if (!s)
         return 1;
     char dev[64], text[128];
@@ -123,15 +80,15 @@ int mlx_stream_tostring(mlx_string *str, mlx_stream stream)
 bool mlx_stream_equal(mlx_stream lhs, mlx_stream rhs)
 {
     static const char fn[] = "mlx_stream_equal";
-    mc_stream *l = checked(lhs, fn);
-    mc_stream *r = l ? checked(rhs, fn) : NULL;
+    mc_stream *l = mc_stream_checked(lhs, fn);
+    mc_stream *r = l ? mc_stream_checked(rhs, fn) : NULL;
     return l && r && l->index == r->index;
 }
 
 int mlx_stream_get_device(mlx_device *dev, mlx_stream stream)
 {
     static const char fn[] = "mlx_stream_get_device";
-    mc_stream *s = checked(stream, fn);
+    mc_stream *s = mc_stream_checked(stream, fn);
     return s ? mc_device_store(fn, dev, s->dev_type, s->dev_index) : 1;
 }
 
@@ -140,7 +97,7 @@ int mlx_stream_get_index(int *index, mlx_stream stream)
     static const char fn[] = "mlx_stream_get_index";
     if (!index)
         return mc_error("[%s] The output pointer is NULL.", fn);
-    mc_stream *s = checked(stream, fn);
+    mc_stream *s = mc_stream_checked(stream, fn);
     if (!s)
         return 1;
     *index = s->index;
@@ -150,27 +107,33 @@ int mlx_stream_get_index(int *index, mlx_stream stream)
 int mlx_synchronize(mlx_stream stream)
 {
     /* Nothing is ever pending (see the file comment). */
-    return checked(stream, "mlx_synchronize") ? 0 : 1;
+    return mc_stream_checked(stream, "mlx_synchronize") ? 0 : 1;
 }
 
 int mlx_get_default_stream(mlx_stream *stream, mlx_device dev)
 {
     static const char fn[] = "mlx_get_default_stream";
     mc_device *d = mc_device_checked(dev, fn);
-    if (!d || usable(fn, d))
+    if (!d || mc_device_usable(fn, d))
         return 1;
-    return store(fn, stream, default_index);
+    return mc_stream_store(fn, stream, mc_default_stream_index());
 }
 
 int mlx_set_default_stream(mlx_stream stream)
 {
-    mc_stream *s = checked(stream, "mlx_set_default_stream");
+    mc_stream *s = mc_stream_checked(stream, "mlx_set_default_stream");
     if (!s)
         return 1;
-    default_index = s->index;
+    mc_set_default_stream_index(s->index);
     return 0;
 }
 
-mlx_stream mlx_default_cpu_stream_new(void) { return make("mlx_default_cpu_stream_new", default_index); }
+mlx_stream mlx_default_cpu_stream_new(void)
+{
+    return make("mlx_default_cpu_stream_new", mc_default_stream_index());
+}
 
-mlx_stream mlx_default_gpu_stream_new(void) { return make("mlx_default_gpu_stream_new", default_index); }
+mlx_stream mlx_default_gpu_stream_new(void)
+{
+    return make("mlx_default_gpu_stream_new", mc_default_stream_index());
+}

@@ -1,7 +1,7 @@
 /* Owns mlx-c's transforms.h evaluation entry points. */
-#include "api/vector_impl.h"
-#include "mlx/c/transforms.h"
 #include "graph/eval.h"
+#include "handles/vector.h"
+#include "mlx/c/transforms.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 

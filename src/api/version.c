@@ -4,6 +4,6 @@
  * mlx-c reports the MLX it wraps. */
 #include "mlx/c/version.h"
 
-#include "api/string_impl.h"
+#include "handles/string.h"
 
 int mlx_version(mlx_string *str_) { return mc_string_assign("mlx_version", str_, "0.31.1"); }

@@ -56,6 +56,11 @@ struct mc_array {
     void *params;      /* owned, params_size bytes, compared with memcmp */
     size_t params_size;
 
+    /* Made under a transform (vjp, jvp) from a primal: while its thread is
+     * tracing, evaluating it keeps its node beside its data, so the
+     * transform still sees the graph (MLX's tracer arrays). */
+    bool tracer;
+
     mc_array *next_free; /* link for iterative release */
 };
 
@@ -99,8 +104,9 @@ void mc_array_update_flags(mc_array *a);
 mc_array *mc_array_from_data(const char *fn, const void *src, int ndim, const int *shape, mlx_dtype dtype);
 mc_array *mc_array_scalar(const char *fn, mlx_dtype dtype, const void *value);
 
-/* True once the array has data. */
-static inline bool mc_array_evaluated(const mc_array *a) { return a->prim == MC_PRIM_NONE && a->buf; }
+/* True once the array has data (a tracer evaluated under a transform has
+ * data and still its node). */
+static inline bool mc_array_evaluated(const mc_array *a) { return a->buf != NULL; }
 
 /* True if out may take in's buffer: nothing else refers to in or its
  * buffer, it is contiguous and its element size matches. */

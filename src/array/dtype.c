@@ -1,5 +1,26 @@
 /* Owns the dtype table and MLX's type promotion rule. */
 #include "array/dtype.h"
+#include "simd/dtype.h"
+
+/* simd/ indexes its kernel tables by its own dtype codes and the layers
+ * above hand it mlx_dtype values unchanged: the two enums must agree. */
+#define MC_SAME_DTYPE(X) _Static_assert((int)MC_SIMD_##X == (int)MLX_##X, "simd/dtype.h disagrees with mlx_dtype on " #X)
+MC_SAME_DTYPE(BOOL);
+MC_SAME_DTYPE(UINT8);
+MC_SAME_DTYPE(UINT16);
+MC_SAME_DTYPE(UINT32);
+MC_SAME_DTYPE(UINT64);
+MC_SAME_DTYPE(INT8);
+MC_SAME_DTYPE(INT16);
+MC_SAME_DTYPE(INT32);
+MC_SAME_DTYPE(INT64);
+MC_SAME_DTYPE(FLOAT16);
+MC_SAME_DTYPE(FLOAT32);
+MC_SAME_DTYPE(FLOAT64);
+MC_SAME_DTYPE(BFLOAT16);
+MC_SAME_DTYPE(COMPLEX64);
+#undef MC_SAME_DTYPE
+_Static_assert((int)MC_SIMD_NUM_DTYPES == (int)MC_NUM_DTYPES, "simd/dtype.h and mlx_dtype count different dtypes");
 
 typedef struct mc_dtype_info {
     const char *name;

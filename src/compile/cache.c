@@ -26,6 +26,7 @@
 #include "compile/compile_internal.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
+#include "runtime/hash.h"
 
 enum { MIN_BUCKETS = 16 };
 
@@ -56,11 +57,7 @@ static void unlock(pthread_mutex_t *m) { (void)pthread_mutex_unlock(m); }
 
 static size_t bucket_of(uintptr_t fun_id, size_t nbuckets)
 {
-    uint64_t x = (uint64_t)fun_id;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdull;
-    x ^= x >> 33;
-    return (size_t)x & (nbuckets - 1);
+    return (size_t)mc_hash_mix((uint64_t)fun_id) & (nbuckets - 1);
 }
 
 /* ---- entry lists ---- */

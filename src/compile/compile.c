@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/stream_impl.h"
-#include "api/vector_impl.h"
 #include "compile/compile_internal.h"
+#include "handles/stream.h"
+#include "handles/vector.h"
 #include "mlx/c/compile.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"

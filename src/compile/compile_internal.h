@@ -1,12 +1,8 @@
 /* compile's internal interface, shared by the files of src/compile and the
- * tests: the trace program (trace.c builds it, simplify.c and fuse.c
- * rewrite it, replay.c runs it), the per-thread caches and their registry
- * (cache.c), and counters that tests read.
- *
- * Slots: a trace program names values by slot. Slots [0, n_inputs) are the
- * compiled function's inputs, the next n_consts are the trace's constants
- * (evaluated arrays it captured or built without using an input), and the
- * rest are the steps, one per replayed node, in topological order. */
+ * tests: the stages over a trace program (program.h holds the program
+ * itself: record.c builds it, simplify.c and fuse.c rewrite it, replay.c
+ * runs it, trace.c drives the first three), the per-thread caches and
+ * their registry (cache.c), and counters that tests read. */
 #ifndef MC_COMPILE_INTERNAL_H
 #define MC_COMPILE_INTERNAL_H
 
@@ -15,9 +11,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "api/closure_impl.h"
 #include "array/array.h"
-#include "compile/list.h"
+#include "compile/program.h"
+#include "handles/closure.h"
+#include "runtime/list.h"
 
 /* ---- modes (compile.c) and tracing state (trace.c) ---- */
 
@@ -29,46 +26,7 @@ int mc_compile_mode(void);
  * compiled closure called then traces through (runs its body directly). */
 bool mc_compile_tracing(void);
 
-/* ---- a trace ---- */
-
-typedef struct mc_step {
-    int prim;
-    int n_in;
-    int *in;           /* n_in slots, then ndim shape entries (one allocation) */
-    int *shape;        /* points into the allocation of `in` */
-    int ndim;
-    mlx_dtype dtype;
-    void *params;      /* owned copy, params_size bytes (NULL if 0) */
-    size_t params_size;
-} mc_step;
-
-/* What a trace is looked up by, besides fun_id. */
-typedef struct mc_trace_key {
-    int stream;                /* the calling thread's default stream */
-    bool shapeless;
-    const uint64_t *constants; /* n_constants values */
-    size_t n_constants;
-} mc_trace_key;
-
-typedef struct mc_trace {
-    mc_list link; /* in its mc_entries' trace list (owner thread only) */
-
-    /* key */
-    int stream;
-    bool shapeless;
-    int n_inputs;
-    mc_meta *in_meta; /* dtype, ndim and shape of each input */
-    size_t n_constants;
-    uint64_t *constants;
-
-    /* program */
-    int n_consts;
-    mc_array **consts; /* owned references to evaluated arrays */
-    int n_steps;
-    mc_step *steps;
-    int n_outputs;
-    int *outputs; /* slots */
-} mc_trace;
+/* ---- the stages over a trace program ---- */
 
 /* Runs fun once on placeholders shaped like inputs[0..n), turns the graph
  * it returns into a trace program (evaluating its constants), simplifies it
@@ -78,18 +36,19 @@ typedef struct mc_trace {
 int mc_trace_build(mc_trace **out, mc_closure *fun, mc_array *const *inputs, int n,
                    const mc_trace_key *key, int mode);
 
-/* True if t was traced for inputs like these under this key. */
-bool mc_trace_matches(const mc_trace *t, mc_array *const *inputs, int n, const mc_trace_key *key);
+/* Records the graph from the placeholders ph[0..t->n_inputs) to outs[0..n_out)
+ * as t's program (t has its key set and no program yet): constants are
+ * evaluated now, and a graph that reaches one of real[0..n_real) (the
+ * call's own inputs, not captured) is refused. Returns 0, or 1 with an
+ * error reported (t may hold part of a program: free it). */
+int mc_trace_record(mc_trace *t, mc_array *const *ph, mc_array *const *outs, int n_out, mc_array *const *real,
+                    int n_real);
 
 /* Builds the trace's graph over the real inputs (nothing is evaluated) and
  * writes t->n_outputs new references to outs. Shapeless traces re-infer
  * each node's shape from its inputs. Returns 0, or 1 with an error
  * reported (nothing is kept). */
 int mc_trace_replay(const mc_trace *t, mc_array *const *inputs, int n, mc_array **outs);
-
-/* Frees t and drops its constants (which may run managed-data destructors:
- * call it with no library lock held). NULL is ignored. */
-void mc_trace_free(mc_trace *t);
 
 /* Merges equal constant scalars and equal steps, removes no-op copies and
  * drops steps and constants no output needs. Returns 0, or 1 with an
@@ -100,11 +59,6 @@ int mc_trace_simplify(mc_trace *t);
  * into Compiled steps (MC_PRIM_FUSED). Returns 0, or 1 with an
  * out-of-memory error reported (t is then unchanged). */
 int mc_trace_fuse(mc_trace *t);
-
-/* Step helpers shared by trace.c and simplify.c. */
-int mc_step_init(mc_step *s, int prim, int n_in, const int *in, const mc_meta *meta,
-                 const void *params, size_t params_size);
-void mc_step_clear(mc_step *s);
 
 /* ---- per-thread caches (cache.c) ---- */
 

@@ -162,16 +162,16 @@ static int build(const fuse_state *f, mc_step *st)
 int mc_trace_fuse(mc_trace *t)
 {
     int ni = t->n_inputs, nc = t->n_consts, ns = t->n_steps;
-    size_t total = (size_t)ni + (size_t)nc + (size_t)ns;
+    size_t total = mc_trace_slots(t);
     fuse_state f = {.t = t, .base = ni + nc};
     f.uses = mc_xcalloc(total ? total : 1, sizeof *f.uses);
     f.out = mc_xcalloc(total ? total : 1, 1);
     f.owner = mc_xmalloc((ns ? (size_t)ns : 1) * sizeof *f.owner);
     mc_step *fused = mc_xcalloc(ns ? (size_t)ns : 1, sizeof *fused); /* new step per root */
     int *newslot = mc_xmalloc((total ? total : 1) * sizeof *newslot);
-    mc_step *nsteps = mc_xmalloc((ns ? (size_t)ns : 1) * sizeof *nsteps);
+    unsigned char *keep = mc_xmalloc(total ? total : 1);
     int rc = 1;
-    if (!f.uses || !f.out || !f.owner || !fused || !newslot || !nsteps)
+    if (!f.uses || !f.out || !f.owner || !fused || !newslot || !keep)
         goto oom;
     for (int s = 0; s < ns; s++) {
         f.owner[s] = -1;
@@ -210,31 +210,17 @@ int mc_trace_fuse(mc_trace *t)
     /* Keep roots (replaced by their fused step) and unfused steps; the
      * other members are used only inside their region, so nothing left
      * refers to them. Nothing fails from here on. */
-    int kept = 0;
-    for (int i = 0; i < ni + nc; i++)
-        newslot[i] = i;
-    for (int s = 0; s < ns; s++)
-        newslot[ni + nc + s] = (f.owner[s] < 0 || f.owner[s] == s) ? ni + nc + kept++ : -1;
+    memset(keep, 1, total);
     for (int s = 0; s < ns; s++) {
-        mc_step *st = &t->steps[s];
         if (f.owner[s] == s) {
-            mc_step_clear(st);
-            *st = fused[s];
+            mc_step_clear(&t->steps[s]);
+            t->steps[s] = fused[s];
             memset(&fused[s], 0, sizeof fused[s]);
         } else if (f.owner[s] >= 0) {
-            mc_step_clear(st);
-            continue;
+            keep[ni + nc + s] = 0;
         }
-        for (int k = 0; k < st->n_in; k++)
-            st->in[k] = newslot[st->in[k]];
-        nsteps[newslot[ni + nc + s] - ni - nc] = *st;
     }
-    for (int o = 0; o < t->n_outputs; o++)
-        t->outputs[o] = newslot[t->outputs[o]];
-    mc_xfree(t->steps);
-    t->steps = nsteps;
-    t->n_steps = kept;
-    nsteps = NULL;
+    mc_trace_compact(t, keep, newslot);
     rc = 0;
     goto done;
 oom:
@@ -248,6 +234,6 @@ done:
     mc_xfree(f.out);
     mc_xfree(f.owner);
     mc_xfree(newslot);
-    mc_xfree(nsteps);
+    mc_xfree(keep);
     return rc;
 }

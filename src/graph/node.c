@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "graph/primitive.h"
+#include "graph/tracing.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 
@@ -37,8 +38,11 @@ mc_array *mc_node_new_meta(const char *fn, int prim, const mc_meta *meta, mc_arr
         memcpy(out->params, params, params_size);
         out->params_size = params_size;
     }
-    for (int i = 0; i < n; i++)
+    for (int i = 0; i < n; i++) {
         out->inputs[i] = mc_array_retain(inputs[i]);
+        out->tracer |= inputs[i]->tracer;
+    }
+    out->tracer &= mc_tracing();
     out->n_inputs = n;
     out->prim = prim;
     return out;
@@ -67,7 +71,9 @@ mc_array *mc_node_new(const char *fn, int prim, mc_array *const *inputs, int n, 
 
 int mc_out_alloc(mc_array *out, mc_array *const *cands, int n, const char *fn)
 {
-    for (int i = 0; i < n; i++) {
+    /* a tracer keeps its inputs for the transform: none may give its
+     * buffer away (one only the tracer holds would look donatable) */
+    for (int i = 0; i < n && !(out->tracer && mc_tracing()); i++) {
         if (cands[i] && mc_array_donatable(cands[i], out)) {
             mc_array_donate(out, cands[i]);
             return 0;

@@ -18,13 +18,33 @@ typedef int (*mc_infer_fn)(mc_meta *out, mc_array *const *in, int n, const void 
  * reports. May donate an input's buffer (mc_out_alloc). */
 typedef int (*mc_eval_fn)(mc_array *out, mc_array *const *in, int n, const void *params);
 
+/* Reverse mode (MLX's Primitive::vjp). `node` is the forward node (its
+ * inputs, params and, for rules that reuse it, its own value) and `cot`
+ * the cotangent of its output (node's shape and dtype). Stores in vjps[i]
+ * a new reference to the cotangent of node->inputs[argnums[i]], with that
+ * input's shape and dtype, for the nargs ascending argnums. Returns 0, or
+ * non-zero with one "[fn] ..." error reported and nothing stored. */
+typedef int (*mc_vjp_fn)(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                         const char *fn);
+
+/* Forward mode (Primitive::jvp): the tangent of node's output given
+ * tans[i], the tangent of node->inputs[argnums[i]] (inputs not listed
+ * have none: a zero tangent). A new reference, or NULL with an error
+ * reported. */
+typedef mc_array *(*mc_jvp_fn)(mc_array *node, mc_array *const *tans, const int *argnums, int nargs,
+                               const char *fn);
+
 /* A primitive, as MLX's Primitive class: defined in its family file beside
- * the rules it names. */
+ * the rules it names. Every primitive has a vjp and a jvp rule (a primitive
+ * whose output does not depend smoothly on its inputs, such as ArgReduce,
+ * has rules giving zeros, as MLX's); test_primitives checks the table. */
 typedef struct mc_prim_info {
     const char *name; /* MLX's primitive name, e.g. "Reshape" */
     int arity;        /* inputs, or MC_ARITY_ANY */
     mc_infer_fn infer;
     mc_eval_fn eval;
+    mc_vjp_fn vjp;
+    mc_jvp_fn jvp;
     /* For a family primitive (Unary, Binary, Reduce...), the MLX name of the
      * function its params select; NULL where `name` is the name. */
     const char *(*name_of)(const void *params);

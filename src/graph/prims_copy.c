@@ -1,5 +1,6 @@
-/* Owns the Astype and Copy primitives: a row-major copy of any view,
+/* Owns the AsType and Copy primitives: a row-major copy of any view,
  * converting the element type on the way. */
+#include "graph/build.h"
 #include "graph/elementwise.h"
 #include "graph/prims_copy.h"
 #include "runtime/error.h"
@@ -25,11 +26,24 @@ static int astype_eval(mc_array *out, mc_array *const *in, int n, const void *pa
     return mc_run_unary(out, in[0], k, "astype");
 }
 
+/* The cotangent goes back to the input's dtype; the tangent on to the
+ * output's (the cast is linear). */
+static int astype_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                      const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    vjps[0] = mc_node_astype(cot, node->inputs[0]->dtype, fn);
+    return vjps[0] ? 0 : 1;
+}
+
 const mc_prim_info mc_prim_astype = {
     .name = "AsType",
     .arity = 1,
     .infer = astype_infer,
     .eval = astype_eval,
+    .vjp = astype_vjp,
+    .jvp = mc_jvp_linear,
 };
 
 const mc_prim_info mc_prim_copy = {
@@ -37,4 +51,6 @@ const mc_prim_info mc_prim_copy = {
     .arity = 1,
     .infer = astype_infer,
     .eval = astype_eval,
+    .vjp = astype_vjp,
+    .jvp = mc_jvp_linear,
 };

@@ -6,9 +6,14 @@
  * kernel on small buffers, so the intermediates never leave the cache and
  * no intermediate array is allocated. Operands that are contiguous along the row are read in place;
  * operands constant along the row (broadcast) use the kernels' scalar
- * classes; other strides are gathered into a buffer first. */
+ * classes; other strides are gathered into a buffer first.
+ *
+ * Derivatives, as MLX's Compiled primitive: the program is replayed as
+ * ordinary Unary, Binary and AsType nodes and those nodes' own rules are
+ * applied, in reverse step order for the vjp, in order for the jvp. */
 #include <string.h>
 
+#include "graph/build.h"
 #include "graph/elementwise.h"
 #include "graph/prims_binary.h"
 #include "graph/prims_fused.h"
@@ -279,10 +284,196 @@ static int fused_eval(mc_array *out, mc_array *const *in, int n, const void *par
     return 0;
 }
 
+/* ---- derivatives ---- */
+
+enum { MAX_VALS = MC_FUSED_MAX_INPUTS + MC_FUSED_MAX_OPS };
+
+/* True if step i of p is an astype to its operand's own dtype: a no-op,
+ * whose replayed "node" is the operand itself. */
+static bool is_noop(const mc_fused_params *p, mc_array *const *vals, int i)
+{
+    const mc_fused_op *o = &p->ops[i];
+    return o->kind == MC_FUSED_ASTYPE && vals[o->a]->dtype == (mlx_dtype)o->op;
+}
+
+/* vals[0..n_in) = the node's inputs (borrowed), vals[n_in + i] = step i
+ * as a lazy node (a new reference each). Returns 0, or non-zero with an
+ * error reported and every step node released. */
+static int replay(mc_array **vals, const mc_array *node, const char *fn)
+{
+    const mc_fused_params *p = node->params;
+    for (int k = 0; k < p->n_in; k++)
+        vals[k] = node->inputs[k];
+    for (int i = 0; i < p->n_ops; i++) {
+        const mc_fused_op *o = &p->ops[i];
+        mc_array *in[2] = {vals[o->a], o->kind == MC_FUSED_BINARY ? vals[o->b] : NULL};
+        mc_array *r;
+        if (o->kind == MC_FUSED_UNARY) {
+            mc_unary_params up = {(mc_unary_op)o->op};
+            r = mc_node_new(fn, MC_PRIM_UNARY, in, 1, &up, sizeof up);
+        } else if (o->kind == MC_FUSED_BINARY) {
+            mc_binary_params bp = {(mc_binary_op)o->op};
+            r = mc_node_new(fn, MC_PRIM_BINARY, in, 2, &bp, sizeof bp);
+        } else {
+            r = mc_node_astype(in[0], (mlx_dtype)o->op, fn);
+        }
+        if (!r) {
+            while (i > 0)
+                mc_array_release(vals[p->n_in + --i]);
+            return 1;
+        }
+        vals[p->n_in + i] = r;
+    }
+    return 0;
+}
+
+static void release_steps(mc_array **vals, const mc_fused_params *p)
+{
+    for (int i = 0; i < p->n_ops; i++)
+        mc_array_release(vals[p->n_in + i]);
+}
+
+/* The operands of step i (one or two). */
+static int step_operands(const mc_fused_op *o, int *ops)
+{
+    ops[0] = o->a;
+    ops[1] = o->b;
+    return o->kind == MC_FUSED_BINARY ? 2 : 1;
+}
+
+/* acc[k] += g (taken over); 0 or non-zero with an error reported. */
+static int accumulate(mc_array **acc, int k, mc_array *g, const char *fn)
+{
+    if (!acc[k]) {
+        acc[k] = g;
+        return 0;
+    }
+    mc_binary_params bp = {MC_B_ADD};
+    mc_array *in[2] = {acc[k], g};
+    mc_array *sum = mc_node_new(fn, MC_PRIM_BINARY, in, 2, &bp, sizeof bp);
+    mc_array_release(g);
+    mc_array_release(acc[k]);
+    acc[k] = sum;
+    return sum ? 0 : 1;
+}
+
+static int fused_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    const mc_fused_params *p = node->params;
+    mc_array *vals[MAX_VALS], *acc[MAX_VALS] = {NULL};
+    bool needed[MAX_VALS] = {false};
+    if (replay(vals, node, fn))
+        return 1;
+    /* only paths from the requested inputs are differentiated, as MLX's
+     * vjp of the re-expanded tape does */
+    for (int k = 0; k < nargs; k++)
+        needed[argnums[k]] = true;
+    for (int i = 0; i < p->n_ops; i++) {
+        int ops[2], n = step_operands(&p->ops[i], ops);
+        for (int j = 0; j < n; j++)
+            needed[p->n_in + i] |= needed[ops[j]];
+    }
+    int rc = 0;
+    acc[p->n_in + p->n_ops - 1] = mc_array_retain(cot);
+    for (int i = p->n_ops - 1; i >= 0 && !rc; i--) {
+        int v = p->n_in + i;
+        mc_array *c = acc[v];
+        acc[v] = NULL;
+        if (!c || !needed[v]) {
+            if (c)
+                mc_array_release(c);
+            continue;
+        }
+        int ops[2], n = step_operands(&p->ops[i], ops), args[2], na = 0;
+        if (is_noop(p, vals, i)) {
+            rc = accumulate(acc, ops[0], c, fn);
+            continue;
+        }
+        for (int j = 0; j < n; j++)
+            if (needed[ops[j]])
+                args[na++] = j;
+        mc_array *g[2];
+        mc_array *step = vals[v];
+        rc = mc_prims[step->prim]->vjp(g, step, c, args, na, fn);
+        mc_array_release(c);
+        if (rc) /* nothing was stored in g */
+            break;
+        for (int j = 0; j < na; j++) {
+            if (rc)
+                mc_array_release(g[j]);
+            else
+                rc = accumulate(acc, ops[args[j]], g[j], fn);
+        }
+    }
+    /* inputs the chain does not reach from the output get zeros */
+    for (int k = 0; k < nargs && !rc; k++) {
+        mc_array *a = acc[argnums[k]];
+        mc_gb s;
+        mc_gb_begin(&s, fn);
+        vjps[k] = a ? mc_array_retain(a) : mc_gb_finish_ref(&s, mc_gb_zeros_like(&s, node->inputs[argnums[k]]));
+        mc_gb_end(&s);
+        if (!vjps[k]) {
+            while (k > 0)
+                mc_array_release(vjps[--k]);
+            rc = 1;
+        }
+    }
+    for (int k = 0; k < MAX_VALS; k++)
+        if (acc[k])
+            mc_array_release(acc[k]);
+    release_steps(vals, p);
+    return rc;
+}
+
+static mc_array *fused_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    const mc_fused_params *p = node->params;
+    mc_array *vals[MAX_VALS], *tan[MAX_VALS] = {NULL};
+    if (replay(vals, node, fn))
+        return NULL;
+    for (int k = 0; k < nargs; k++)
+        tan[argnums[k]] = mc_array_retain(tans[k]);
+    bool failed = false;
+    for (int i = 0; i < p->n_ops && !failed; i++) {
+        int v = p->n_in + i, ops[2], n = step_operands(&p->ops[i], ops), args[2], na = 0;
+        mc_array *t[2];
+        for (int j = 0; j < n; j++) {
+            if (tan[ops[j]]) {
+                t[na] = tan[ops[j]];
+                args[na++] = j;
+            }
+        }
+        if (na == 0) /* a zero tangent */
+            continue;
+        if (is_noop(p, vals, i))
+            tan[v] = mc_array_retain(t[0]);
+        else
+            tan[v] = mc_prims[vals[v]->prim]->jvp(vals[v], t, args, na, fn);
+        failed = tan[v] == NULL;
+    }
+    mc_array *r = NULL;
+    if (!failed) {
+        r = tan[p->n_in + p->n_ops - 1];
+        tan[p->n_in + p->n_ops - 1] = NULL;
+        if (!r) {
+            mc_gb s;
+            mc_gb_begin(&s, fn);
+            r = mc_gb_finish_ref(&s, mc_gb_zeros_like(&s, node));
+        }
+    }
+    for (int k = 0; k < MAX_VALS; k++)
+        if (tan[k])
+            mc_array_release(tan[k]);
+    release_steps(vals, p);
+    return r;
+}
+
 const mc_prim_info mc_prim_fused = {
     .name = "Compiled",
     .arity = MC_ARITY_ANY,
     .infer = fused_infer,
     .eval = fused_eval,
+    .vjp = fused_vjp,
+    .jvp = fused_jvp,
     .name_of = fused_name,
 };

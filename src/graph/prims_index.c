@@ -6,10 +6,14 @@
 #include <limits.h>
 #include <string.h>
 
+#include "graph/index_read.h"
 #include "graph/nd_walk.h"
 #include "graph/elementwise.h"
+#include "graph/build.h"
 #include "graph/prims_index.h"
+#include "graph/prims_scatter.h"
 #include "graph/prims_slice.h"
+#include "runtime/alloc.h"
 #include "runtime/error.h"
 
 /* Copies the values of the view `in` into dst, laid out with dst_strides
@@ -250,32 +254,10 @@ static int gather_axis_infer(mc_meta *out, mc_array *const *in, int n, const voi
     return 0;
 }
 
-/* An index of any integer dtype, widened; uint64 values past INT64_MAX
- * saturate (they are out of range for any axis anyway). */
-static int64_t read_index(const char *base, int64_t at, mlx_dtype d)
-{
-    switch (d) {
-    case MLX_UINT8: return ((const uint8_t *)base)[at];
-    case MLX_UINT16: return ((const uint16_t *)base)[at];
-    case MLX_UINT32: return ((const uint32_t *)base)[at];
-    case MLX_UINT64: {
-        uint64_t u = ((const uint64_t *)base)[at];
-        return u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
-    }
-    case MLX_INT8: return ((const int8_t *)base)[at];
-    case MLX_INT16: return ((const int16_t *)base)[at];
-    case MLX_INT32: return ((const int32_t *)base)[at];
-    case MLX_INT64: return ((const int64_t *)base)[at];
-    default: return 0;
-    }
-}
-
 /* Copies one row of gathered elements of type T. */
 #define GATHER_ROW(T)                                                                                   \
     for (int j = 0; j < len; j++) {                                                                     \
-        int64_t v = read_index(ib, w.off[1] + j * si, idt);                                             \
-        v = v < 0 ? v + axis_len : v;                                                                   \
-        v = v < 0 ? 0 : (v >= axis_len ? axis_len - 1 : v);                                             \
+        int64_t v = mc_index_place(mc_index_read(ib, w.off[1] + j * si, idt), axis_len);                \
         ((T *)ob)[w.off[2] + j] = ((const T *)ab)[w.off[0] + j * sa + v * axis_stride];                 \
     }
 
@@ -334,6 +316,70 @@ static int gather_axis_eval(mc_array *out, mc_array *const *in, int n, const voi
     return 0;
 }
 
+/* GatherAxis's derivatives (MLX's GatherAxis::vjp and jvp; MLX's take is
+ * a Gather, whose rules agree). The indices get zeros as their cotangent
+ * and no tangent. */
+
+/* a's cotangent: the cotangent scatter-added into zeros where the gather
+ * read, so an element read several times gets the sum of its parts. */
+static mc_array *gather_axis_input_vjp(mc_gb *s, const mc_array *node, mc_array *cot)
+{
+    const mc_gather_axis_params *p = node->params;
+    mc_array *a = node->inputs[0], *idx = node->inputs[1];
+    int ax = p->axis, nd = a->ndim;
+    int shape[MC_MAX_NDIM];
+    memcpy(shape, cot->shape, sizeof(int) * (size_t)cot->ndim);
+    mc_array *upd = cot, *at;
+    if (!p->along) {
+        /* take: the cotangent has the indices' dims in place of the axis;
+         * folded into one, the indices become a column along it */
+        if (idx->size > INT_MAX) {
+            s->failed = true;
+            mc_error("[%s] Cannot differentiate a take of more than %d indices.", s->fn, INT_MAX);
+            return NULL;
+        }
+        int col[MC_MAX_NDIM];
+        memcpy(shape, a->shape, sizeof(int) * (size_t)nd);
+        shape[ax] = (int)idx->size;
+        for (int d = 0; d < nd; d++)
+            col[d] = d == ax ? shape[ax] : 1;
+        upd = mc_gb_reshape(s, cot, nd, shape);
+        at = mc_gb_broadcast(s, mc_gb_reshape(s, idx, nd, col), nd, shape);
+    } else {
+        /* take_along_axis: the indices broadcast against a outside the axis */
+        at = mc_gb_broadcast_like(s, idx, cot);
+    }
+    shape[ax] = a->shape[ax];
+    mc_array *g = mc_gb_scatter_axis(s, mc_gb_zeros(s, nd, shape, a->dtype), at, upd, ax, MC_SCATTER_SUM);
+    /* and where a itself was broadcast, its parts summed */
+    return mc_gb_sum_to_shape(s, g, nd, a->shape);
+}
+
+static int gather_axis_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                           const char *fn)
+{
+    for (int k = 0; k < nargs; k++) {
+        mc_gb s;
+        mc_gb_begin(&s, fn);
+        mc_array *g = argnums[k] == 0 ? gather_axis_input_vjp(&s, node, cot) : mc_gb_zeros_like(&s, node->inputs[1]);
+        if (mc_vjp_store(vjps, k, &s, g))
+            return 1;
+    }
+    return 0;
+}
+
+/* Linear in a: the same gather of a's tangent. */
+static mc_array *gather_axis_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs,
+                                 const char *fn)
+{
+    if (nargs != 1 || argnums[0] != 0) {
+        mc_error("[%s] Cannot calculate JVP with respect to indices.", fn);
+        return NULL;
+    }
+    mc_array *in[2] = {tans[0], node->inputs[1]};
+    return mc_node_like(node, in, 2, fn);
+}
+
 /* ---- NumberOfElements ---- */
 
 static int numel_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
@@ -364,11 +410,159 @@ static int numel_eval(mc_array *out, mc_array *const *in, int n, const void *par
     return 0;
 }
 
+/* ---- derivatives of Concatenate, SliceUpdate, Pad and NumberOfElements
+ * (MLX's rules; GatherAxis's are with its evaluation above) ---- */
+
+/* The rows [from, from + len) of a along axis, as a Slice node. */
+static mc_array *slice_axis(mc_gb *s, mc_array *a, int axis, int from, int len)
+{
+    mc_slice_params p;
+    memset(&p, 0, sizeof p);
+    p.ndim = a->ndim;
+    for (int d = 0; d < a->ndim; d++) {
+        p.start[d] = d == axis ? from : 0;
+        p.stop[d] = d == axis ? from + len : a->shape[d];
+        p.strides[d] = 1;
+    }
+    return mc_gb_slice(s, a, &p);
+}
+
+/* Each input's part of the cotangent, cut along the axis. */
+static int concat_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    int axis = ((const mc_concat_params *)node->params)->axis;
+    int k = 0, from = 0;
+    for (int i = 0; i < node->n_inputs && k < nargs; i++) {
+        int len = node->inputs[i]->shape[axis];
+        if (argnums[k] == i) {
+            mc_gb s;
+            mc_gb_begin(&s, fn);
+            if (mc_vjp_store(vjps, k, &s, slice_axis(&s, cot, axis, from, len)))
+                return 1;
+            k++;
+        }
+        from += len;
+    }
+    return 0;
+}
+
+/* The concatenation of the tangents, zeros for inputs that have none. */
+static mc_array *concat_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    int n = node->n_inputs;
+    mc_array **in = mc_xcalloc((size_t)n, sizeof *in);
+    if (!in) {
+        mc_error_oom(fn, (size_t)n * sizeof *in);
+        return NULL;
+    }
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    /* zeros are held one by one outside the scope's bound: many inputs
+     * may lack a tangent */
+    mc_array **zeros = mc_xcalloc((size_t)n, sizeof *zeros);
+    mc_array *r = NULL;
+    if (zeros) {
+        int k = 0;
+        bool ok = true;
+        for (int i = 0; i < n && ok; i++) {
+            if (k < nargs && argnums[k] == i) {
+                in[i] = tans[k++];
+            } else {
+                mc_gb z;
+                mc_gb_begin(&z, fn);
+                zeros[i] = mc_gb_finish_ref(&z, mc_gb_zeros_like(&z, node->inputs[i]));
+                in[i] = zeros[i];
+                ok = zeros[i] != NULL;
+            }
+        }
+        if (ok)
+            r = mc_gb_like(&s, node, in, n);
+        for (int i = n - 1; i >= 0; i--)
+            mc_array_release(zeros[i]);
+        mc_xfree(zeros);
+    } else {
+        mc_error_oom(fn, (size_t)n * sizeof *zeros);
+    }
+    mc_xfree(in);
+    return mc_gb_finish_ref(&s, r);
+}
+
+/* The source's cotangent is the cotangent with zeros where the update
+ * went; the update's is that slice of the cotangent. */
+static int slice_update_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                            const char *fn)
+{
+    for (int k = 0; k < nargs; k++) {
+        mc_gb s;
+        mc_gb_begin(&s, fn);
+        mc_array *g = argnums[k] == 0
+                          ? mc_gb_slice_update(&s, cot, mc_gb_zeros_like(&s, node->inputs[1]), node->params)
+                          : mc_gb_slice(&s, cot, node->params);
+        if (mc_vjp_store(vjps, k, &s, g))
+            return 1;
+    }
+    return 0;
+}
+
+/* The same primitive over the tangents, zeros for an input without one
+ * (SliceUpdate and Pad are linear in both inputs together). */
+static mc_array *pairwise_linear_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs,
+                                     const char *fn)
+{
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *in[2] = {NULL, NULL};
+    for (int k = 0; k < nargs; k++)
+        in[argnums[k]] = tans[k];
+    for (int i = 0; i < 2; i++)
+        if (!in[i])
+            in[i] = mc_gb_zeros_like(&s, node->inputs[i]);
+    return mc_gb_finish_ref(&s, mc_gb_like(&s, node, in, 2));
+}
+
+/* The array's cotangent is the cotangent's interior; the pad value's, the
+ * sum of the rest (MLX differentiates the array only). */
+static int pad_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    const mc_pad_params *p = node->params;
+    mc_slice_params sl;
+    memset(&sl, 0, sizeof sl);
+    sl.ndim = cot->ndim;
+    for (int d = 0; d < cot->ndim; d++) {
+        sl.stop[d] = cot->shape[d];
+        sl.strides[d] = 1;
+    }
+    for (int i = 0; i < p->n; i++) {
+        sl.start[p->axes[i]] = p->low[i];
+        sl.stop[p->axes[i]] -= p->high[i];
+    }
+    for (int k = 0; k < nargs; k++) {
+        mc_gb s;
+        mc_gb_begin(&s, fn);
+        mc_array *inner = mc_gb_slice(&s, cot, &sl), *g;
+        if (argnums[k] == 0) {
+            g = inner;
+        } else {
+            int all[MC_MAX_NDIM];
+            for (int d = 0; d < cot->ndim; d++)
+                all[d] = d;
+            mc_array *rest = mc_gb_op(&s, MC_B_SUBTRACT, mc_gb_sum(&s, cot, all, cot->ndim),
+                                      mc_gb_sum(&s, inner, all, cot->ndim));
+            g = mc_gb_reshape(&s, rest, node->inputs[1]->ndim, node->inputs[1]->shape);
+        }
+        if (mc_vjp_store(vjps, k, &s, g))
+            return 1;
+    }
+    return 0;
+}
+
 const mc_prim_info mc_prim_concatenate = {
     .name = "Concatenate",
     .arity = MC_ARITY_ANY,
     .infer = concat_infer,
     .eval = concat_eval,
+    .vjp = concat_vjp,
+    .jvp = concat_jvp,
 };
 
 const mc_prim_info mc_prim_gather_axis = {
@@ -376,6 +570,8 @@ const mc_prim_info mc_prim_gather_axis = {
     .arity = 2,
     .infer = gather_axis_infer,
     .eval = gather_axis_eval,
+    .vjp = gather_axis_vjp,
+    .jvp = gather_axis_jvp,
     .name_of = gather_axis_name,
 };
 
@@ -384,6 +580,8 @@ const mc_prim_info mc_prim_slice_update = {
     .arity = 2,
     .infer = slice_update_infer,
     .eval = slice_update_eval,
+    .vjp = slice_update_vjp,
+    .jvp = pairwise_linear_jvp,
 };
 
 const mc_prim_info mc_prim_pad = {
@@ -391,6 +589,8 @@ const mc_prim_info mc_prim_pad = {
     .arity = 2,
     .infer = pad_infer,
     .eval = pad_eval,
+    .vjp = pad_vjp,
+    .jvp = pairwise_linear_jvp,
 };
 
 const mc_prim_info mc_prim_number_of_elements = {
@@ -398,4 +598,6 @@ const mc_prim_info mc_prim_number_of_elements = {
     .arity = 1,
     .infer = numel_infer,
     .eval = numel_eval,
+    .vjp = mc_vjp_zeros,
+    .jvp = mc_jvp_zeros,
 };

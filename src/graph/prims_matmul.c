@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "graph/blas.h"
+#include "graph/build.h"
 #include "graph/elementwise.h"
 #include "graph/prims_matmul.h"
 #include "runtime/alloc.h"
@@ -307,11 +308,120 @@ static int addmm_eval(mc_array *out, mc_array *const *in, int n, const void *par
     return run_product(out, in[0], in[1], in[2], p->alpha, p->beta, "addmm");
 }
 
+/* ---- derivatives (MLX's Matmul and AddMM rules; the node's own 1-D
+ * operands and batch broadcasting are undone here, where MLX's ops made
+ * them explicit nodes) ---- */
+
+/* x as a matrix: a 1-D left operand as (1, k), a 1-D right one as (k, 1). */
+static mc_array *as_matrix(mc_gb *s, mc_array *x, bool left)
+{
+    if (x->ndim >= 2)
+        return x;
+    int shape[2] = {left ? 1 : x->shape[0], left ? x->shape[0] : 1};
+    return mc_gb_reshape(s, x, 2, shape);
+}
+
+/* The cotangent of a @ b in the matrix form: batch dims, then m and n,
+ * each 1 where its operand was 1-D. */
+static mc_array *cot_as_matrix(mc_gb *s, mc_array *cot, const mc_array *a, const mc_array *b)
+{
+    int shape[MC_MAX_NDIM], nb = cot->ndim - (a->ndim >= 2) - (b->ndim >= 2);
+    memcpy(shape, cot->shape, sizeof(int) * (size_t)nb);
+    shape[nb] = a->ndim >= 2 ? a->shape[a->ndim - 2] : 1;
+    shape[nb + 1] = b->ndim >= 2 ? b->shape[b->ndim - 1] : 1;
+    return mc_gb_reshape(s, cot, nb + 2, shape);
+}
+
+/* d(a @ b) for operand i given the cotangent: cot @ b^T or a^T @ cot,
+ * summed over broadcast batch dims and shaped back as the operand. */
+static mc_array *product_vjp(mc_gb *s, mc_array *a, mc_array *b, mc_array *cot, int i)
+{
+    mc_array *a2 = as_matrix(s, a, true), *b2 = as_matrix(s, b, false);
+    mc_array *c2 = cot_as_matrix(s, cot, a, b);
+    mc_array *g = i == 0 ? mc_gb_matmul(s, c2, mc_gb_swap_last(s, b2)) : mc_gb_matmul(s, mc_gb_swap_last(s, a2), c2);
+    mc_array *op = i == 0 ? a2 : b2, *in = i == 0 ? a : b;
+    if (!op)
+        return NULL;
+    return mc_gb_reshape(s, mc_gb_sum_to_shape(s, g, op->ndim, op->shape), in->ndim, in->shape);
+}
+
+static int matmul_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    for (int k = 0; k < nargs; k++) {
+        mc_gb s;
+        mc_gb_begin(&s, fn);
+        if (mc_vjp_store(vjps, k, &s, product_vjp(&s, node->inputs[0], node->inputs[1], cot, argnums[k])))
+            return 1;
+    }
+    return 0;
+}
+
+/* ta @ b + a @ tb, for the operands that have tangents. */
+static mc_array *product_jvp(mc_gb *s, mc_array *node, mc_array *const *tans, const int *argnums, int nargs)
+{
+    mc_array *r = NULL;
+    for (int k = 0; k < nargs && argnums[k] < 2; k++) {
+        mc_array *p = argnums[k] == 0 ? mc_gb_matmul(s, tans[k], node->inputs[1])
+                                      : mc_gb_matmul(s, node->inputs[0], tans[k]);
+        r = r ? mc_gb_op(s, MC_B_ADD, r, p) : p;
+    }
+    return r;
+}
+
+static mc_array *matmul_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    return mc_gb_finish_ref(&s, product_jvp(&s, node, tans, argnums, nargs));
+}
+
+/* alpha * a @ b + beta * c */
+static int addmm_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    const mc_addmm_params *p = node->params;
+    mlx_dtype d = node->dtype;
+    for (int k = 0; k < nargs; k++) {
+        int i = argnums[k];
+        mc_gb s;
+        mc_gb_begin(&s, fn);
+        mc_array *g;
+        if (i < 2) {
+            g = mc_gb_op(&s, MC_B_MULTIPLY, mc_gb_scalar(&s, p->alpha, d),
+                         product_vjp(&s, node->inputs[0], node->inputs[1], cot, i));
+        } else {
+            mc_array *c = node->inputs[2];
+            g = mc_gb_sum_to_shape(&s, mc_gb_op(&s, MC_B_MULTIPLY, mc_gb_scalar(&s, p->beta, d), cot), c->ndim,
+                                   c->shape);
+        }
+        if (mc_vjp_store(vjps, k, &s, g))
+            return 1;
+    }
+    return 0;
+}
+
+static mc_array *addmm_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    const mc_addmm_params *p = node->params;
+    mlx_dtype d = node->dtype;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *r = product_jvp(&s, node, tans, argnums, nargs);
+    if (r)
+        r = mc_gb_op(&s, MC_B_MULTIPLY, mc_gb_scalar(&s, p->alpha, d), r);
+    if (nargs > 0 && argnums[nargs - 1] == 2) {
+        mc_array *c = mc_gb_op(&s, MC_B_MULTIPLY, mc_gb_scalar(&s, p->beta, d), tans[nargs - 1]);
+        r = r ? mc_gb_op(&s, MC_B_ADD, r, c) : c;
+    }
+    return mc_gb_finish_ref(&s, mc_gb_broadcast_like(&s, r, node));
+}
+
 const mc_prim_info mc_prim_matmul = {
     .name = "Matmul",
     .arity = 2,
     .infer = matmul_infer,
     .eval = matmul_eval,
+    .vjp = matmul_vjp,
+    .jvp = matmul_jvp,
 };
 
 const mc_prim_info mc_prim_addmm = {
@@ -319,4 +429,6 @@ const mc_prim_info mc_prim_addmm = {
     .arity = 3,
     .infer = addmm_infer,
     .eval = addmm_eval,
+    .vjp = addmm_vjp,
+    .jvp = addmm_jvp,
 };

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "graph/blas.h"
+#include "graph/build.h"
 #include "graph/prims_random.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
@@ -32,6 +33,25 @@ static void read_key(const mc_array *key, uint32_t k[2])
     const uint32_t *d = key->data;
     k[0] = d[0];
     k[1] = d[key->strides[0]];
+}
+
+/* -- gradients -------------------------------------------------------------
+ * RandomBits and RandomPermutation: the key is uint32 and the output
+ * integer, so zeros (mc_vjp_zeros), as for ArgReduce. RandomDist and SVD
+ * would need their own rules (MLX differentiates through the ops it
+ * composes: uniform's low/high, normal's loc/scale; SVD's factors): until
+ * they exist, asking for one is an error rather than a silent zero. */
+static int no_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    (void)vjps, (void)cot, (void)argnums, (void)nargs;
+    return mc_error("[%s] the vjp of %s is not implemented yet.", fn, mc_prim_name(node->prim, node->params));
+}
+
+static mc_array *no_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    (void)tans, (void)argnums, (void)nargs;
+    mc_error("[%s] the jvp of %s is not implemented yet.", fn, mc_prim_name(node->prim, node->params));
+    return NULL;
 }
 
 /* -- RandomBits ------------------------------------------------------------ */
@@ -79,6 +99,8 @@ const mc_prim_info mc_prim_random_bits = {
     .arity = 1,
     .infer = bits_infer,
     .eval = bits_eval,
+    .vjp = mc_vjp_zeros,
+    .jvp = mc_jvp_zeros,
 };
 
 /* -- RandomDist ------------------------------------------------------------ */
@@ -179,6 +201,8 @@ const mc_prim_info mc_prim_random_dist = {
     .arity = MC_ARITY_ANY,
     .infer = dist_infer,
     .eval = dist_eval,
+    .vjp = no_vjp,
+    .jvp = no_jvp,
     .name_of = dist_name,
 };
 
@@ -240,6 +264,8 @@ const mc_prim_info mc_prim_random_permutation = {
     .arity = 1,
     .infer = perm_infer,
     .eval = perm_eval,
+    .vjp = mc_vjp_zeros,
+    .jvp = mc_jvp_zeros,
 };
 
 /* -- SVD ------------------------------------------------------------------- */
@@ -306,5 +332,7 @@ const mc_prim_info mc_prim_svd = {
     .arity = 1,
     .infer = svd_infer,
     .eval = svd_eval,
+    .vjp = no_vjp,
+    .jvp = no_jvp,
     .name_of = svd_name,
 };

@@ -7,6 +7,7 @@
  * output dtype (float32 sums of half types, mean's scale). */
 #include <string.h>
 
+#include "graph/build.h"
 #include "graph/prims_reduce.h"
 #include "graph/reduce_view.h"
 #include "runtime/error.h"
@@ -353,11 +354,178 @@ static int argreduce_eval(mc_array *out, mc_array *const *in, int n, const void 
     return 0;
 }
 
+/* ---- derivatives (MLX's Reduce::vjp and jvp; mean, var and std are
+ * primitives here, compositions in MLX: their rules are the derivatives
+ * of MLX's compositions) ---- */
+
+/* The number of elements each output of p reduces. */
+static double reduced_count(const mc_array *x, const mc_reduce_params *p)
+{
+    double n = 1;
+    for (int i = 0; i < p->n; i++)
+        n *= x->shape[p->axes[i]];
+    return n;
+}
+
+/* For each element of x, the product of the other elements of its group
+ * (the reduced axes): two exclusive cumulative products, so a zero in the
+ * group does not divide. Several axes are moved to the back and flattened
+ * into one, as MLX does. */
+static mc_array *exclusive_product(mc_gb *s, mc_array *x, const mc_reduce_params *p)
+{
+    if (p->n == 1)
+        return mc_gb_op(s, MC_B_MULTIPLY, mc_gb_scan(s, x, MC_S_PROD, p->axes[0], false, false),
+                        mc_gb_scan(s, x, MC_S_PROD, p->axes[0], true, false));
+    int to[MC_MAX_NDIM], back[MC_MAX_NDIM], flat[MC_MAX_NDIM], moved[MC_MAX_NDIM], k = 0, j = 0;
+    for (int i = 0; i < x->ndim; i++) {
+        if (j < p->n && p->axes[j] == i) {
+            j++;
+        } else {
+            flat[k] = x->shape[i];
+            to[k++] = i;
+        }
+    }
+    int kept = k, group = 1;
+    for (j = 0; j < p->n; j++) {
+        to[k++] = p->axes[j];
+        group *= x->shape[p->axes[j]];
+    }
+    flat[kept] = group;
+    for (int i = 0; i < x->ndim; i++) {
+        back[to[i]] = i;
+        moved[i] = x->shape[to[i]];
+    }
+    mc_array *f = mc_gb_reshape(s, mc_gb_transpose(s, x, to), kept + 1, flat);
+    mc_array *e = mc_gb_op(s, MC_B_MULTIPLY, mc_gb_scan(s, f, MC_S_PROD, kept, false, false),
+                           mc_gb_scan(s, f, MC_S_PROD, kept, true, false));
+    return mc_gb_transpose(s, mc_gb_reshape(s, e, x->ndim, moved), back);
+}
+
+/* Where x equals its max (min) out, shared evenly among ties: MLX's
+ * vjp of max and min. */
+static mc_array *extremum_share(mc_gb *s, mc_array *x, mc_array *out, const mc_reduce_params *p)
+{
+    mc_array *mask = mc_gb_binary(s, MC_B_EQUAL, x, out, x->dtype);
+    mc_array *fmask = mc_gb_astype(s, mask, x->dtype);
+    return mc_gb_op(s, MC_B_DIVIDE, fmask, mc_gb_sum(s, fmask, p->axes, p->n));
+}
+
+/* x minus its mean over the reduced axes, and the scale of var's
+ * derivative, 2 / max(N - ddof, 0) (infinite where var divides by 0). */
+static mc_array *deviation(mc_gb *s, mc_array *x, const mc_reduce_params *p, double *scale)
+{
+    double dof = reduced_count(x, p) - p->ddof;
+    *scale = 2.0 / (dof > 0 ? dof : 0.0);
+    return mc_gb_op(s, MC_B_SUBTRACT, x, mc_gb_reduce(s, x, MC_RK_MEAN, p->axes, p->n));
+}
+
+/* The factor d out / d x (x's shape) for the kinds where one exists
+ * elementwise; t (the cotangent, with dims kept) broadcasts against it. */
+static mc_array *reduce_factor(mc_gb *s, mc_array *node, const mc_reduce_params *p)
+{
+    mc_array *x = node->inputs[0];
+    mlx_dtype d = x->dtype;
+    double scale;
+    switch (p->kind) {
+    case MC_RK_PROD:
+        return exclusive_product(s, x, p);
+    case MC_RK_MAX:
+    case MC_RK_MIN:
+        return extremum_share(s, x, node, p);
+    case MC_RK_MEAN:
+        return mc_gb_full_like(s, 1.0 / reduced_count(x, p), node->dtype, x);
+    case MC_RK_VAR: {
+        mc_array *dev = deviation(s, x, p, &scale);
+        return mc_gb_op(s, MC_B_MULTIPLY, dev, mc_gb_scalar(s, scale, d));
+    }
+    case MC_RK_STD: { /* var's factor / (2 std) */
+        mc_array *dev = deviation(s, x, p, &scale);
+        return mc_gb_op(s, MC_B_DIVIDE, mc_gb_op(s, MC_B_MULTIPLY, dev, mc_gb_scalar(s, scale / 2, d)), node);
+    }
+    default:
+        return NULL;
+    }
+}
+
+static int reduce_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    const mc_reduce_params *p = node->params;
+    mc_array *x = node->inputs[0];
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *g;
+    if (p->kind == MC_RK_SUM)
+        g = mc_gb_broadcast_like(&s, cot, x);
+    else if (p->kind == MC_RK_ALL || p->kind == MC_RK_ANY)
+        g = mc_gb_zeros_like(&s, x);
+    else
+        g = mc_gb_promoted(&s, MC_B_MULTIPLY, cot, reduce_factor(&s, node, p), false);
+    vjps[0] = mc_gb_finish_ref(&s, mc_gb_astype(&s, mc_gb_broadcast_like(&s, g, x), x->dtype));
+    return vjps[0] ? 0 : 1;
+}
+
+/* MLX's jvp of max and min: the tangent at the first extremum of each
+ * group (argmax/argmin, then take_along_axis), several axes moved to the
+ * back and flattened into one first. */
+static mc_array *extremum_jvp(mc_gb *s, mc_array *node, mc_array *t, const mc_reduce_params *p)
+{
+    mc_array *x = node->inputs[0];
+    int axis = p->axes[0];
+    if (p->n > 1) {
+        int to[MC_MAX_NDIM], flat[MC_MAX_NDIM], k = 0, j = 0;
+        for (int i = 0; i < x->ndim; i++) {
+            if (j < p->n && p->axes[j] == i)
+                j++;
+            else
+                flat[k] = x->shape[i], to[k++] = i;
+        }
+        int kept = k;
+        flat[kept] = 1;
+        for (j = 0; j < p->n; j++) {
+            to[k++] = p->axes[j];
+            flat[kept] *= x->shape[p->axes[j]];
+        }
+        x = mc_gb_reshape(s, mc_gb_transpose(s, x, to), kept + 1, flat);
+        t = mc_gb_reshape(s, mc_gb_transpose(s, t, to), kept + 1, flat);
+        axis = kept;
+    }
+    if (s->failed)
+        return NULL;
+    mc_argreduce_params ap = {p->kind == MC_RK_MIN, axis};
+    mc_array *idx = mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_ARGREDUCE, &x, 1, &ap, sizeof ap));
+    if (!idx)
+        return NULL;
+    return mc_gb_reshape(s, mc_gb_gather_axis(s, t, idx, axis, 1), node->ndim, node->shape);
+}
+
+static mc_array *reduce_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    const mc_reduce_params *p = node->params;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *t = tans[0], *r;
+    if (p->kind == MC_RK_SUM)
+        r = mc_gb_sum(&s, t, p->axes, p->n);
+    else if (p->kind == MC_RK_ALL || p->kind == MC_RK_ANY)
+        r = mc_gb_zeros_like(&s, node);
+    else if (p->kind == MC_RK_MAX || p->kind == MC_RK_MIN)
+        r = extremum_jvp(&s, node, t, p);
+    else
+        r = mc_gb_sum(&s, mc_gb_promoted(&s, MC_B_MULTIPLY, t, reduce_factor(&s, node, p), false), p->axes, p->n);
+    return mc_gb_finish_ref(&s, mc_gb_astype(&s, r, node->dtype));
+}
+
 const mc_prim_info mc_prim_reduce = {
     .name = "Reduce",
     .arity = 1,
     .infer = reduce_infer,
     .eval = reduce_eval,
+    .vjp = reduce_vjp,
+    .jvp = reduce_jvp,
     .name_of = reduce_name,
 };
 
@@ -366,5 +534,7 @@ const mc_prim_info mc_prim_argreduce = {
     .arity = 1,
     .infer = argreduce_infer,
     .eval = argreduce_eval,
+    .vjp = mc_vjp_zeros,
+    .jvp = mc_jvp_zeros,
     .name_of = argreduce_name,
 };

@@ -7,6 +7,7 @@
  * else into a buffer in the view's order that is then copied into place. */
 #include <string.h>
 
+#include "graph/build.h"
 #include "graph/prims_reduce.h"
 #include "graph/reduce_view.h"
 #include "runtime/error.h"
@@ -237,11 +238,74 @@ static int softmax_eval(mc_array *out, mc_array *const *in, int n, const void *p
     return 0;
 }
 
+/* ---- derivatives (MLX's Softmax and LogSumExp rules, over the node's
+ * axes where MLX's primitives have only the last) ---- */
+
+/* s * v - s * sum(s * v): the Jacobian of softmax s applied to v. */
+static mc_array *softmax_apply(mc_gb *s, mc_array *sm, mc_array *v, const mc_softmax_params *p)
+{
+    mc_array *sv = mc_gb_op(s, MC_B_MULTIPLY, sm, mc_gb_astype(s, v, sm->dtype));
+    return mc_gb_op(s, MC_B_SUBTRACT, sv, mc_gb_op(s, MC_B_MULTIPLY, sm, mc_gb_sum(s, sv, p->axes, p->n)));
+}
+
+static int softmax_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                       const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    vjps[0] = mc_gb_finish_ref(&s, softmax_apply(&s, node, cot, node->params));
+    return vjps[0] ? 0 : 1;
+}
+
+static mc_array *softmax_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    return mc_gb_finish_ref(&s, softmax_apply(&s, node, tans[0], node->params));
+}
+
+/* The cotangent (dims kept) times softmax(x) over the same axes. */
+static int logsumexp_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                         const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    const mc_softmax_params *p = node->params;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *sm = mc_gb_softmax(&s, node->inputs[0], p->axes, p->n, true);
+    vjps[0] = mc_gb_finish_ref(&s, mc_gb_op(&s, MC_B_MULTIPLY, sm, cot));
+    return vjps[0] ? 0 : 1;
+}
+
+/* sum(t * softmax(x)) over the axes. (MLX's jvp returns t * softmax(x)
+ * unsummed, of the input's shape rather than the output's; here it has the
+ * output's shape.) */
+static mc_array *logsumexp_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs,
+                               const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    const mc_softmax_params *p = node->params;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *sm = mc_gb_softmax(&s, node->inputs[0], p->axes, p->n, true);
+    mc_array *r = mc_gb_sum(&s, mc_gb_op(&s, MC_B_MULTIPLY, sm, mc_gb_astype(&s, tans[0], node->dtype)),
+                            p->axes, p->n);
+    return mc_gb_finish_ref(&s, r);
+}
+
 const mc_prim_info mc_prim_softmax = {
     .name = "Softmax",
     .arity = 1,
     .infer = softmax_infer,
     .eval = softmax_eval,
+    .vjp = softmax_vjp,
+    .jvp = softmax_jvp,
 };
 
 const mc_prim_info mc_prim_logsumexp = {
@@ -249,4 +313,6 @@ const mc_prim_info mc_prim_logsumexp = {
     .arity = 1,
     .infer = logsumexp_infer,
     .eval = logsumexp_eval,
+    .vjp = logsumexp_vjp,
+    .jvp = logsumexp_jvp,
 };

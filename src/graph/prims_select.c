@@ -3,6 +3,7 @@
  * so it is written once per element size, not per dtype. */
 #include <string.h>
 
+#include "graph/build.h"
 #include "graph/nd_walk.h"
 #include "graph/elementwise.h"
 #include "runtime/error.h"
@@ -74,9 +75,52 @@ static int select_eval(mc_array *out, mc_array *const *in, int n, const void *pa
     return 0;
 }
 
+/* ---- derivatives (MLX's Select rules): the condition gets zeros, each
+ * branch the cotangent where it was chosen, summed back over broadcast
+ * dims ---- */
+
+static int select_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    mc_array *cond = node->inputs[0];
+    for (int k = 0; k < nargs; k++) {
+        int i = argnums[k];
+        mc_array *in = node->inputs[i];
+        mc_gb s;
+        mc_gb_begin(&s, fn);
+        mc_array *g;
+        if (i == 0) {
+            g = mc_gb_zeros_like(&s, in);
+        } else {
+            mc_array *zero = mc_gb_scalar(&s, 0, cot->dtype);
+            g = i == 1 ? mc_gb_where(&s, cond, cot, zero) : mc_gb_where(&s, cond, zero, cot);
+            g = mc_gb_sum_to_shape(&s, mc_gb_broadcast_like(&s, g, node), in->ndim, in->shape);
+        }
+        if (mc_vjp_store(vjps, k, &s, g))
+            return 1;
+    }
+    return 0;
+}
+
+static mc_array *select_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *branch[2] = {NULL, NULL};
+    for (int k = 0; k < nargs; k++)
+        if (argnums[k] > 0)
+            branch[argnums[k] - 1] = tans[k];
+    for (int b = 0; b < 2; b++)
+        if (!branch[b])
+            branch[b] = mc_gb_scalar(&s, 0, node->dtype);
+    mc_array *r = mc_gb_where(&s, node->inputs[0], branch[0], branch[1]);
+    return mc_gb_finish_ref(&s, mc_gb_broadcast_like(&s, r, node));
+}
+
 const mc_prim_info mc_prim_select = {
     .name = "Select",
     .arity = 3,
     .infer = select_infer,
     .eval = select_eval,
+    .vjp = select_vjp,
+    .jvp = select_jvp,
 };

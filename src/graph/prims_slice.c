@@ -6,7 +6,10 @@
 #include <limits.h>
 #include <string.h>
 
+#include "graph/build.h"
 #include "graph/elementwise.h"
+#include "graph/build.h"
+#include "graph/prims_scatter.h"
 #include "graph/prims_slice.h"
 #include "runtime/error.h"
 
@@ -213,25 +216,143 @@ static int contiguous_eval(mc_array *out, mc_array *const *in, int n, const void
     return mc_run_unary(out, x, mc_kernels()->convert[x->dtype][x->dtype], "contiguous");
 }
 
+/* ---- derivatives of Slice and Contiguous (linear: jvp is the
+ * primitive on the tangent) ---- */
+
+/* The cotangent written into zeros of the input's shape (MLX: Slice's vjp
+ * is a slice_update of zeros). */
+static int slice_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *zeros = mc_gb_zeros_like(&s, node->inputs[0]);
+    vjps[0] = mc_gb_finish_ref(&s, mc_gb_slice_update(&s, zeros, cot, node->params));
+    return vjps[0] ? 0 : 1;
+}
+
+static int contiguous_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                          const char *fn)
+{
+    (void)node;
+    (void)argnums;
+    (void)nargs;
+    (void)fn;
+    vjps[0] = mc_array_retain(cot);
+    return 0;
+}
+
 const mc_prim_info mc_prim_slice = {
     .name = "Slice",
     .arity = 1,
     .infer = slice_infer,
     .eval = slice_eval,
+    .vjp = slice_vjp,
+    .jvp = mc_jvp_linear,
 };
+
+/* AsStrided's derivatives (MLX's AsStrided::vjp and jvp). */
+
+/* The cotangent scatter-added into zeros of the input's size through the
+ * flat positions the view read (the same view of 0, 1, ..., n - 1), so an
+ * element read by several windows gets the sum of their parts. */
+static int as_strided_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                          const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    mc_array *x = node->inputs[0];
+    if (x->size > INT_MAX || cot->size > INT_MAX)
+        return mc_error("[%s] Cannot differentiate as_strided over more than %d elements.", fn, INT_MAX);
+    int n = (int)x->size, m = (int)cot->size;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *pos = mc_gb_arange(&s, n, MLX_INT32);
+    mc_array *read = mc_gb_reshape(&s, mc_gb_like(&s, node, &pos, 1), 1, &m);
+    mc_array *g = mc_gb_scatter_axis(&s, mc_gb_zeros(&s, 1, &n, x->dtype), read, mc_gb_reshape(&s, cot, 1, &m), 0,
+                                     MC_SCATTER_SUM);
+    vjps[0] = mc_gb_finish_ref(&s, mc_gb_reshape(&s, g, x->ndim, x->shape));
+    return vjps[0] ? 0 : 1;
+}
+
+/* Linear: the same view of the tangent, made row-contiguous first since
+ * the view reads its input's row-major elements (a tangent may be a
+ * broadcast or a transposed view). */
+static mc_array *as_strided_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs,
+                                const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *t = mc_gb_contiguous(&s, tans[0]);
+    return mc_gb_finish_ref(&s, mc_gb_like(&s, node, &t, 1));
+}
 
 const mc_prim_info mc_prim_as_strided = {
     .name = "AsStrided",
     .arity = 1,
     .infer = as_strided_infer,
     .eval = as_strided_eval,
+    .vjp = as_strided_vjp,
+    .jvp = as_strided_jvp,
 };
+
+/* Diagonal's vjp: the cotangent on the offset diagonal of zeros of the
+ * input's shape (MLX builds diagonal from as_strided, whose vjp scatters
+ * into zeros the same way). The cotangent is padded along its last axis
+ * to axis1's length (element k at row k + row offset), spread along axis2,
+ * moved to the input's axis order, and kept where column - row = offset. */
+static int diagonal_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                        const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    const mc_diagonal_params *p = node->params;
+    mc_array *x = node->inputs[0];
+    int nd = x->ndim, len = node->shape[node->ndim - 1];
+    int s1 = x->shape[p->axis1], s2 = x->shape[p->axis2];
+    int row0 = p->offset < 0 ? -p->offset : 0;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *r;
+    if (len == 0) {
+        r = mc_gb_zeros_like(&s, x);
+    } else {
+        mc_array *rows = mc_gb_pad_zeros(&s, cot, node->ndim - 1, row0, s1 - row0 - len);
+        int shape[MC_MAX_NDIM], perm[MC_MAX_NDIM], k = 0;
+        for (int d = 0; d < nd; d++) {
+            if (d == p->axis1) {
+                perm[d] = nd - 2;
+            } else if (d == p->axis2) {
+                perm[d] = nd - 1;
+            } else {
+                shape[k] = x->shape[d];
+                perm[d] = k++;
+            }
+        }
+        shape[nd - 2] = s1;
+        shape[nd - 1] = 1;
+        mc_array *col = mc_gb_reshape(&s, rows, nd, shape);
+        shape[nd - 1] = s2;
+        mc_array *spread = mc_gb_transpose(&s, mc_gb_broadcast(&s, col, nd, shape), perm);
+        mc_array *cols = mc_gb_iota(&s, s2, p->axis2, nd), *rows_at = mc_gb_iota(&s, s1, p->axis1, nd);
+        mc_array *diff = mc_gb_op(&s, MC_B_SUBTRACT, cols, rows_at);
+        mc_array *mask = mc_gb_op(&s, MC_B_EQUAL, diff, mc_gb_scalar(&s, p->offset, MLX_INT32));
+        r = mc_gb_where(&s, mask, spread, mc_gb_scalar(&s, 0, x->dtype));
+    }
+    vjps[0] = mc_gb_finish_ref(&s, r);
+    return vjps[0] ? 0 : 1;
+}
 
 const mc_prim_info mc_prim_diagonal = {
     .name = "Diagonal",
     .arity = 1,
     .infer = diagonal_infer,
     .eval = diagonal_eval,
+    .vjp = diagonal_vjp,
+    .jvp = mc_jvp_linear,
 };
 
 const mc_prim_info mc_prim_contiguous = {
@@ -239,4 +360,6 @@ const mc_prim_info mc_prim_contiguous = {
     .arity = 1,
     .infer = contiguous_infer,
     .eval = contiguous_eval,
+    .vjp = contiguous_vjp,
+    .jvp = mc_jvp_linear,
 };

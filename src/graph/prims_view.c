@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "graph/elementwise.h"
+#include "graph/build.h"
 #include "graph/prims_view.h"
 #include "runtime/error.h"
 
@@ -263,11 +264,42 @@ static int reshape_like_eval(mc_array *out, mc_array *const *in, int n, const vo
     return reshape_eval(out, in, n, params);
 }
 
+/* ---- derivatives: every view is linear, so its jvp is itself on the
+ * tangent (mc_jvp_linear); the shape-only views reshape the cotangent
+ * back (mc_vjp_reshape_back) ---- */
+
+static int transpose_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                         const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    const mc_dims_params *p = node->params;
+    int inverse[MC_MAX_NDIM];
+    for (int i = 0; i < p->ndim; i++)
+        inverse[p->dims[i]] = i;
+    vjps[0] = mc_node_transpose(cot, inverse, fn);
+    return vjps[0] ? 0 : 1;
+}
+
+static int broadcast_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                         const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    mc_array *in = node->inputs[0];
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    vjps[0] = mc_gb_finish_ref(&s, mc_gb_sum_to_shape(&s, cot, in->ndim, in->shape));
+    return vjps[0] ? 0 : 1;
+}
+
 const mc_prim_info mc_prim_reshape = {
     .name = "Reshape",
     .arity = 1,
     .infer = reshape_infer,
     .eval = reshape_eval,
+    .vjp = mc_vjp_reshape_back,
+    .jvp = mc_jvp_linear,
 };
 
 const mc_prim_info mc_prim_transpose = {
@@ -275,6 +307,8 @@ const mc_prim_info mc_prim_transpose = {
     .arity = 1,
     .infer = transpose_infer,
     .eval = transpose_eval,
+    .vjp = transpose_vjp,
+    .jvp = mc_jvp_linear,
 };
 
 const mc_prim_info mc_prim_broadcast = {
@@ -282,6 +316,8 @@ const mc_prim_info mc_prim_broadcast = {
     .arity = 1,
     .infer = broadcast_infer,
     .eval = broadcast_eval,
+    .vjp = broadcast_vjp,
+    .jvp = mc_jvp_linear,
 };
 
 const mc_prim_info mc_prim_expand_dims = {
@@ -289,6 +325,8 @@ const mc_prim_info mc_prim_expand_dims = {
     .arity = 1,
     .infer = expand_dims_infer,
     .eval = expand_dims_eval,
+    .vjp = mc_vjp_reshape_back,
+    .jvp = mc_jvp_linear,
 };
 
 const mc_prim_info mc_prim_squeeze = {
@@ -296,6 +334,8 @@ const mc_prim_info mc_prim_squeeze = {
     .arity = 1,
     .infer = squeeze_infer,
     .eval = squeeze_eval,
+    .vjp = mc_vjp_reshape_back,
+    .jvp = mc_jvp_linear,
 };
 
 const mc_prim_info mc_prim_flatten = {
@@ -303,6 +343,8 @@ const mc_prim_info mc_prim_flatten = {
     .arity = 1,
     .infer = flatten_infer,
     .eval = reshape_like_eval,
+    .vjp = mc_vjp_reshape_back,
+    .jvp = mc_jvp_linear,
 };
 
 const mc_prim_info mc_prim_unflatten = {
@@ -310,4 +352,6 @@ const mc_prim_info mc_prim_unflatten = {
     .arity = 1,
     .infer = unflatten_infer,
     .eval = reshape_like_eval,
+    .vjp = mc_vjp_reshape_back,
+    .jvp = mc_jvp_linear,
 };

@@ -15,10 +15,10 @@
  * node), converted to dtype. */
 static mc_array *mc_full(const int *shape, int ndim, mc_array *vals, mlx_dtype dtype, const char *fn)
 {
-    mc_array *v = mc_op_astype(vals, dtype, fn);
+    mc_array *v = mc_node_astype(vals, dtype, fn);
     if (!v)
         return NULL;
-    mc_array *b = mc_op_broadcast(v, ndim, shape, fn);
+    mc_array *b = mc_node_broadcast(v, ndim, shape, fn);
     mc_array_release(v);
     if (!b)
         return NULL;

@@ -46,8 +46,8 @@ mc_array *mc_sh_tri_mask(int n, int m, int64_t k, bool diagonal_only, const char
     mc_array *out = NULL;
     if (!c0)
         goto done;
-    in[0] = mc_sh_reshape(r0, 2, rs, fn);
-    in[1] = in[0] ? mc_sh_reshape(c0, 2, cs, fn) : NULL;
+    in[0] = mc_node_reshape(r0, 2, rs, fn);
+    in[1] = in[0] ? mc_node_reshape(c0, 2, cs, fn) : NULL;
     if (!in[1])
         goto done;
     mc_binary_params p = {diagonal_only ? MC_B_EQUAL : MC_B_GREATER_EQUAL};
@@ -69,7 +69,7 @@ int mlx_tri(mlx_array *res, int n, int m, int k, mlx_dtype type, const mlx_strea
     if (n < 0 || m < 0)
         return mc_error("[%s] N and M must be non-negative (got N=%d, M=%d).", fn, n, m);
     mc_array *mask = mc_sh_tri_mask(n, m, k, false, fn);
-    mc_array *out = mask ? mc_op_astype(mask, type, fn) : NULL;
+    mc_array *out = mask ? mc_node_astype(mask, type, fn) : NULL;
     mc_array_release(mask);
     return mc_op_store(res, out, fn);
 }
@@ -169,7 +169,7 @@ static mc_array *diag_matrix(mc_array *v, int k, const char *fn)
     mc_array *pin[2] = {v, zero};
     mc_array *padded = mc_node_new(fn, MC_PRIM_PAD, pin, 2, &pp, sizeof pp);
     int col[2] = {n, 1}, row[2] = {1, n};
-    mc_array *shaped = padded ? mc_sh_reshape(padded, 2, k >= 0 ? col : row, fn) : NULL;
+    mc_array *shaped = padded ? mc_node_reshape(padded, 2, k >= 0 ? col : row, fn) : NULL;
     mc_array *mask = shaped ? mc_sh_tri_mask(n, n, k, true, fn) : NULL;
     mc_array *out = mask ? mc_sh_where(mask, shaped, zero, fn) : NULL;
     mc_array_release(zero);
@@ -205,7 +205,7 @@ int mlx_trace(mlx_array *res, const mlx_array a, int offset, int axis1, int axis
     if (!x)
         return 1;
     mc_array *d = diagonal(x, offset, axis1, axis2, fn);
-    mc_array *c = d ? mc_op_astype(d, dtype, fn) : NULL;
+    mc_array *c = d ? mc_node_astype(d, dtype, fn) : NULL;
     mc_array_release(d);
     if (!c)
         return 1;

@@ -11,9 +11,9 @@ mc_array *mc_sh_where(mc_array *cond, mc_array *x, mc_array *y, const char *fn)
     /* MLX: the condition as bool, the branches in their promoted dtype;
      * the Select node broadcasts all three */
     mlx_dtype t = mc_promote(x->dtype, y->dtype);
-    mc_array *in[3] = {mc_op_astype(cond, MLX_BOOL, fn), NULL, NULL};
+    mc_array *in[3] = {mc_node_astype(cond, MLX_BOOL, fn), NULL, NULL};
     mc_array *out = NULL;
-    if (!in[0] || !(in[1] = mc_op_astype(x, t, fn)) || !(in[2] = mc_op_astype(y, t, fn)))
+    if (!in[0] || !(in[1] = mc_node_astype(x, t, fn)) || !(in[2] = mc_node_astype(y, t, fn)))
         goto done;
     out = mc_node_new(fn, MC_PRIM_WHERE, in, 3, NULL, 0);
 done:
@@ -94,7 +94,7 @@ int mlx_number_of_elements(mlx_array *res, const mlx_array a, const int *axes, s
     /* A lazy input may stand for a traced placeholder whose shape changes
      * on a shapeless replay: then the count is a node reading the shape at
      * evaluation. An evaluated input's shape is final. */
-    if (x->prim != MC_PRIM_NONE)
+    if (!mc_array_evaluated(x))
         return mc_op_store(res, mc_node_new(fn, MC_PRIM_NUMBER_OF_ELEMENTS, &x, 1, &p, sizeof p), fn);
     return mc_op_store(res, mc_sh_scalar(inverted ? 1.0 / v : v, dtype, fn), fn);
 }

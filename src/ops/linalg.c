@@ -18,7 +18,7 @@ static mc_array *reshaped(mc_array *x, int ndim, const int *shape, const char *f
 {
     if (x->ndim == ndim && (ndim == 0 || !memcmp(x->shape, shape, sizeof(int) * (size_t)ndim)))
         return mc_array_retain(x);
-    return mc_op_dims_node(MC_PRIM_RESHAPE, x, ndim, shape, fn);
+    return mc_node_dims(MC_PRIM_RESHAPE, x, ndim, shape, fn);
 }
 
 static mc_array *transposed(mc_array *x, const int *perm, const char *fn)
@@ -28,7 +28,7 @@ static mc_array *transposed(mc_array *x, const int *perm, const char *fn)
         identity = identity && perm[i] == i;
     if (identity)
         return mc_array_retain(x);
-    return mc_op_dims_node(MC_PRIM_TRANSPOSE, x, x->ndim, perm, fn);
+    return mc_node_dims(MC_PRIM_TRANSPOSE, x, x->ndim, perm, fn);
 }
 
 static mc_array *binary(mc_array *x, mc_array *y, mc_binary_op op, const char *fn)
@@ -53,9 +53,9 @@ static mc_array *matmul_arrays(mc_array *a, mc_array *b, const char *fn)
         return NULL;
     }
     mc_array *out = NULL;
-    mc_array *in[2] = {mc_op_astype(a, t, fn), NULL};
+    mc_array *in[2] = {mc_node_astype(a, t, fn), NULL};
     if (in[0])
-        in[1] = mc_op_astype(b, t, fn);
+        in[1] = mc_node_astype(b, t, fn);
     if (in[1])
         out = mc_node_new(fn, MC_PRIM_MATMUL, in, 2, NULL, 0);
     mc_array_release(in[0]);
@@ -134,11 +134,11 @@ int mlx_addmm(mlx_array *res, const mlx_array c, const mlx_array a, const mlx_ar
                         mc_dtype_name(z->dtype), mc_dtype_name(x->dtype), mc_dtype_name(y->dtype),
                         mc_dtype_name(t));
     mc_array *out = NULL;
-    mc_array *in[3] = {mc_op_astype(x, t, fn), NULL, NULL};
+    mc_array *in[3] = {mc_node_astype(x, t, fn), NULL, NULL};
     if (in[0])
-        in[1] = mc_op_astype(y, t, fn);
+        in[1] = mc_node_astype(y, t, fn);
     if (in[1])
-        in[2] = mc_op_astype(z, t, fn);
+        in[2] = mc_node_astype(z, t, fn);
     if (in[2]) {
         mc_addmm_params p = {alpha, beta};
         out = mc_node_new(fn, MC_PRIM_ADDMM, in, 3, &p, sizeof p);

@@ -11,17 +11,17 @@
 int mlx_logical_not(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
     (void)s;
-    mc_ew e;
+    mc_gb e;
     mc_array *x;
     if (mc_ew_args1(&e, "logical_not", res, a, &x))
         return 1;
-    x = mc_ew_astype(&e, x, MLX_BOOL);
-    return mc_ew_finish(&e, res, mc_ew_unary(&e, MC_U_LOGICAL_NOT, x));
+    x = mc_gb_astype(&e, x, MLX_BOOL);
+    return mc_ew_finish(&e, res, mc_gb_unary(&e, MC_U_LOGICAL_NOT, x));
 }
 
 static int float_class(mlx_array *res, mlx_array a, mc_unary_op op, const char *fn)
 {
-    mc_ew e;
+    mc_gb e;
     mc_array *x;
     if (mc_ew_args1(&e, fn, res, a, &x))
         return 1;
@@ -61,7 +61,7 @@ int mlx_isneginf(mlx_array *res, const mlx_array a, const mlx_stream s)
 int mlx_bitwise_invert(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
     (void)s;
-    mc_ew e;
+    mc_gb e;
     mc_array *x;
     if (mc_ew_args1(&e, "bitwise_invert", res, a, &x))
         return 1;
@@ -69,18 +69,18 @@ int mlx_bitwise_invert(mlx_array *res, const mlx_array a, const mlx_stream s)
         return mc_error("[bitwise_invert] Bitwise inverse only allowed on integer types.");
     /* MLX inverts a bool array with logical_not */
     mc_unary_op op = x->dtype == MLX_BOOL ? MC_U_LOGICAL_NOT : MC_U_BITWISE_INVERT;
-    return mc_ew_finish(&e, res, mc_ew_unary(&e, op, x));
+    return mc_ew_finish(&e, res, mc_gb_unary(&e, op, x));
 }
 
 /* ---- two arrays ---- */
 
 static int compare(mlx_array *res, mlx_array a, mlx_array b, mc_binary_op op, const char *fn)
 {
-    mc_ew e;
+    mc_gb e;
     mc_array *x, *y;
     if (mc_ew_args2(&e, fn, res, a, b, &x, &y))
         return 1;
-    return mc_ew_finish(&e, res, mc_ew_promoted(&e, op, x, y, false));
+    return mc_ew_finish(&e, res, mc_gb_promoted(&e, op, x, y, false));
 }
 
 int mlx_equal(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
@@ -121,11 +121,11 @@ int mlx_greater_equal(mlx_array *res, const mlx_array a, const mlx_array b, cons
 
 static int logical(mlx_array *res, mlx_array a, mlx_array b, mc_binary_op op, const char *fn)
 {
-    mc_ew e;
+    mc_gb e;
     mc_array *x, *y;
     if (mc_ew_args2(&e, fn, res, a, b, &x, &y))
         return 1;
-    return mc_ew_finish(&e, res, mc_ew_binary(&e, op, x, y, MLX_BOOL));
+    return mc_ew_finish(&e, res, mc_gb_binary(&e, op, x, y, MLX_BOOL));
 }
 
 int mlx_logical_and(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
@@ -145,7 +145,7 @@ int mlx_logical_or(mlx_array *res, const mlx_array a, const mlx_array b, const m
  * already converted to t, so both read t). */
 static int bitwise(mlx_array *res, mlx_array a, mlx_array b, mc_binary_op op, const char *fn)
 {
-    mc_ew e;
+    mc_gb e;
     mc_array *x, *y;
     if (mc_ew_args2(&e, fn, res, a, b, &x, &y))
         return 1;
@@ -159,7 +159,7 @@ static int bitwise(mlx_array *res, mlx_array a, mlx_array b, mc_binary_op op, co
         return mc_error("[%s] Only allowed on integer or boolean types but got types %s and %s.", fn,
                         mc_dtype_name(shown_a), mc_dtype_name(shown_b));
     }
-    return mc_ew_finish(&e, res, mc_ew_binary(&e, op, x, y, t));
+    return mc_ew_finish(&e, res, mc_gb_binary(&e, op, x, y, t));
 }
 
 int mlx_bitwise_and(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)

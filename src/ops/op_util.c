@@ -68,31 +68,6 @@ int mc_op_axis(int axis, int ndim, int *out, const char *fn)
 
 mlx_dtype mc_at_least_float(mlx_dtype d) { return mc_dtype_is_inexact(d) ? d : MLX_FLOAT32; }
 
-mc_array *mc_op_astype(mc_array *a, mlx_dtype dtype, const char *fn)
-{
-    if (a->dtype == dtype)
-        return mc_array_retain(a);
-    mc_astype_params p = {dtype};
-    return mc_node_new(fn, MC_PRIM_ASTYPE, &a, 1, &p, sizeof p);
-}
-
-mc_array *mc_op_dims_node(int prim, mc_array *a, int ndim, const int *dims, const char *fn)
-{
-    mc_dims_params p;
-    memset(&p, 0, sizeof p);
-    p.ndim = ndim;
-    if (ndim)
-        memcpy(p.dims, dims, sizeof(int) * (size_t)ndim);
-    return mc_node_new(fn, prim, &a, 1, &p, mc_dims_params_size(ndim));
-}
-
-mc_array *mc_op_broadcast(mc_array *a, int ndim, const int *shape, const char *fn)
-{
-    if (a->ndim == ndim && (ndim == 0 || !memcmp(a->shape, shape, sizeof(int) * (size_t)ndim)))
-        return mc_array_retain(a);
-    return mc_op_dims_node(MC_PRIM_BROADCAST, a, ndim, shape, fn);
-}
-
 int mc_op_binary(mlx_array *res, mlx_array a, mlx_array b, mc_binary_op op, bool to_float, const char *fn)
 {
     if (mc_op_check_res(res, fn))
@@ -105,10 +80,10 @@ int mc_op_binary(mlx_array *res, mlx_array a, mlx_array b, mc_binary_op op, bool
     if (to_float)
         t = mc_at_least_float(t);
     mc_array *out = NULL;
-    mc_array *in[2] = {mc_op_astype(x, t, fn), NULL};
+    mc_array *in[2] = {mc_node_astype(x, t, fn), NULL};
     if (!in[0])
         goto done;
-    in[1] = mc_op_astype(y, t, fn);
+    in[1] = mc_node_astype(y, t, fn);
     if (!in[1])
         goto done;
     mc_binary_params p = {op};

@@ -4,6 +4,7 @@
 #ifndef MC_OPS_OP_UTIL_H
 #define MC_OPS_OP_UTIL_H
 
+#include "graph/build.h"
 #include "graph/primitive.h"
 #include "simd/simd.h"
 #include "mlx/c/mlx.h"
@@ -19,15 +20,8 @@ int mc_op_store(mlx_array *res, mc_array *out, const char *fn);
 /* Checks the result pointer of an op; reports and returns 1 if NULL. */
 int mc_op_check_res(const void *res, const char *fn);
 
-/* a converted to dtype: a new reference (a itself, retained, if it already
- * has that dtype), or NULL with an error reported. */
-mc_array *mc_op_astype(mc_array *a, mlx_dtype dtype, const char *fn);
 
-/* a broadcast to a shape: a retained if the shape is a's already. */
-mc_array *mc_op_broadcast(mc_array *a, int ndim, const int *shape, const char *fn);
 
-/* Builds a node with one input and dims params (reshape, transpose...). */
-mc_array *mc_op_dims_node(int prim, mc_array *a, int ndim, const int *dims, const char *fn);
 
 /* A binary elementwise op on two handles with MLX's promotion: both are
  * converted to promote(a, b) (or to at least float when `to_float`, as

@@ -39,20 +39,9 @@ mc_array *mc_reduce_finish_keepdims(mc_array *r, const int *sorted, int n, bool 
 {
     if (!r || keepdims || n == 0)
         return r;
-    mc_array *s = mc_sh_squeeze(r, sorted, n, fn);
+    mc_array *s = mc_node_squeeze(r, sorted, n, fn);
     mc_array_release(r);
     return s;
-}
-
-mc_array *mc_reduce_node(mc_array *x, int kind, int ddof, const int *sorted, int n, const char *fn)
-{
-    mc_reduce_params p;
-    memset(&p, 0, sizeof p);
-    p.kind = kind;
-    p.ddof = ddof;
-    p.n = n;
-    memcpy(p.axes, sorted, sizeof(int) * (size_t)n);
-    return mc_node_new(fn, MC_PRIM_REDUCE, &x, 1, &p, sizeof p);
 }
 
 /* sum, prod, max, min, all, any. */
@@ -80,11 +69,11 @@ static int reduce_op(mlx_array *res, mlx_array a, const int *axes, size_t n, boo
     }
     mc_array *out;
     if (!noop)
-        out = mc_reduce_node(x, kind, 0, sorted, k, fn);
+        out = mc_node_reduce(x, kind, 0, sorted, k, fn);
     else if (kind == MC_RK_MAX || kind == MC_RK_MIN)
         out = mc_array_retain(x);
     else
-        out = mc_op_astype(x, mc_reduce_out_dtype(kind, x->dtype), fn);
+        out = mc_node_astype(x, mc_reduce_out_dtype(kind, x->dtype), fn);
     return mc_op_store(res, mc_reduce_finish_keepdims(out, sorted, k, keepdims, fn), fn);
 }
 
@@ -97,23 +86,23 @@ static int complex_moment(mlx_array *res, mc_array *x, const int *sorted, int k,
     double count = 1;
     for (int i = 0; i < k; i++)
         count *= x->shape[sorted[i]];
-    mc_ew s;
-    mc_ew_begin(&s, fn);
-    mc_array *mu = mc_ew_hold(&s, mc_reduce_node(x, MC_RK_MEAN, 0, sorted, k, fn));
-    mc_array *d = mc_ew_binary(&s, MC_B_SUBTRACT, x, mu, MLX_COMPLEX64);
-    mc_array *dd = mc_ew_binary(&s, MC_B_MULTIPLY, d, mc_ew_unary(&s, MC_U_CONJUGATE, d), MLX_COMPLEX64);
-    mc_array *sq = mc_ew_unary(&s, MC_U_REAL, dd);
-    mc_array *v = sq ? mc_ew_hold(&s, mc_reduce_node(sq, MC_RK_SUM, 0, sorted, k, fn)) : NULL;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *mu = mc_gb_hold(&s, mc_node_reduce(x, MC_RK_MEAN, 0, sorted, k, fn));
+    mc_array *d = mc_gb_binary(&s, MC_B_SUBTRACT, x, mu, MLX_COMPLEX64);
+    mc_array *dd = mc_gb_binary(&s, MC_B_MULTIPLY, d, mc_gb_unary(&s, MC_U_CONJUGATE, d), MLX_COMPLEX64);
+    mc_array *sq = mc_gb_unary(&s, MC_U_REAL, dd);
+    mc_array *v = sq ? mc_gb_hold(&s, mc_node_reduce(sq, MC_RK_SUM, 0, sorted, k, fn)) : NULL;
     if (ddof != 0) {
         float n = (float)count - (float)ddof; /* float32 arithmetic, as MLX */
-        v = mc_ew_binary(&s, MC_B_DIVIDE, v, mc_ew_scalar(&s, n > 0 ? n : 0, MLX_FLOAT32), MLX_FLOAT32);
+        v = mc_gb_binary(&s, MC_B_DIVIDE, v, mc_gb_scalar(&s, n > 0 ? n : 0, MLX_FLOAT32), MLX_FLOAT32);
     } else {
-        v = mc_ew_binary(&s, MC_B_MULTIPLY, v, mc_ew_scalar(&s, 1.0 / count, MLX_FLOAT32), MLX_FLOAT32);
+        v = mc_gb_binary(&s, MC_B_MULTIPLY, v, mc_gb_scalar(&s, 1.0 / count, MLX_FLOAT32), MLX_FLOAT32);
     }
     if (kind != MC_RK_VAR)
-        v = mc_ew_unary(&s, MC_U_SQRT, v);
+        v = mc_gb_unary(&s, MC_U_SQRT, v);
     mc_array *out = v ? mc_reduce_finish_keepdims(mc_array_retain(v), sorted, k, keepdims, fn) : NULL;
-    return mc_ew_finish(&s, res, mc_ew_hold(&s, out));
+    return mc_ew_finish(&s, res, mc_gb_hold(&s, out));
 }
 
 /* mean, var, std: axes checked as MLX's mean does, then duplicates. */
@@ -141,50 +130,149 @@ static int moment_op(mlx_array *res, mlx_array a, const int *axes, size_t n, boo
         bool noop = true;
         for (int i = 0; i < k; i++)
             noop &= x->shape[sorted[i]] == 1;
-        out = noop ? mc_op_astype(x, dt, fn) : mc_reduce_node(x, kind, 0, sorted, k, fn);
+        out = noop ? mc_node_astype(x, dt, fn) : mc_node_reduce(x, kind, 0, sorted, k, fn);
     } else {
-        mc_array *xf = mc_op_astype(x, dt, fn);
+        mc_array *xf = mc_node_astype(x, dt, fn);
         if (xf)
-            out = mc_reduce_node(xf, kind, ddof, sorted, k, fn);
+            out = mc_node_reduce(xf, kind, ddof, sorted, k, fn);
         mc_array_release(xf);
     }
     return mc_op_store(res, mc_reduce_finish_keepdims(out, sorted, k, keepdims, fn), fn);
 }
 
-/* The plain, _axis and _axes entry points of one reduction. */
-#define MC_REDUCE_API(name, kind)                                                      \
-    int mlx_##name(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s) \
-    {                                                                                  \
-        (void)s;                                                                       \
-        int axes[MC_MAX_NDIM];                                                         \
-        size_t n = mc_reduce_all_axes(mc_arr(a), axes);                                \
-        return reduce_op(res, a, axes, n, keepdims, kind, #name);                      \
-    }                                                                                  \
-    int mlx_##name##_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims,  \
-                          const mlx_stream s)                                          \
-    {                                                                                  \
-        (void)s;                                                                       \
-        return reduce_op(res, a, &axis, 1, keepdims, kind, #name);                     \
-    }                                                                                  \
-    int mlx_##name##_axes(mlx_array *res, const mlx_array a, const int *axes,          \
-                          size_t axes_num, bool keepdims, const mlx_stream s)          \
-    {                                                                                  \
-        (void)s;                                                                       \
-        return reduce_op(res, a, axes, axes_num, keepdims, kind, #name);               \
-    }
-MC_REDUCE_API(sum, MC_RK_SUM)
-MC_REDUCE_API(prod, MC_RK_PROD)
-MC_REDUCE_API(max, MC_RK_MAX)
-MC_REDUCE_API(min, MC_RK_MIN)
-MC_REDUCE_API(all, MC_RK_ALL)
-MC_REDUCE_API(any, MC_RK_ANY)
+/* The plain forms reduce over every axis of a. */
+static int reduce_all(mlx_array *res, mlx_array a, bool keepdims, int kind, const char *fn)
+{
+    int axes[MC_MAX_NDIM];
+    size_t n = mc_reduce_all_axes(mc_arr(a), axes);
+    return reduce_op(res, a, axes, n, keepdims, kind, fn);
+}
+
+static int moment_all(mlx_array *res, mlx_array a, bool keepdims, int kind, int ddof, const char *fn)
+{
+    int axes[MC_MAX_NDIM];
+    size_t n = mc_reduce_all_axes(mc_arr(a), axes);
+    return moment_op(res, a, axes, n, keepdims, kind, ddof, fn);
+}
+
+int mlx_sum(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_all(res, a, keepdims, MC_RK_SUM, "sum");
+}
+
+int mlx_sum_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, &axis, 1, keepdims, MC_RK_SUM, "sum");
+}
+
+int mlx_sum_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
+                 const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_SUM, "sum");
+}
+
+int mlx_prod(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_all(res, a, keepdims, MC_RK_PROD, "prod");
+}
+
+int mlx_prod_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, &axis, 1, keepdims, MC_RK_PROD, "prod");
+}
+
+int mlx_prod_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
+                  const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_PROD, "prod");
+}
+
+int mlx_max(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_all(res, a, keepdims, MC_RK_MAX, "max");
+}
+
+int mlx_max_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, &axis, 1, keepdims, MC_RK_MAX, "max");
+}
+
+int mlx_max_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
+                 const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_MAX, "max");
+}
+
+int mlx_min(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_all(res, a, keepdims, MC_RK_MIN, "min");
+}
+
+int mlx_min_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, &axis, 1, keepdims, MC_RK_MIN, "min");
+}
+
+int mlx_min_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
+                 const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_MIN, "min");
+}
+
+int mlx_all(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_all(res, a, keepdims, MC_RK_ALL, "all");
+}
+
+int mlx_all_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, &axis, 1, keepdims, MC_RK_ALL, "all");
+}
+
+int mlx_all_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
+                 const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_ALL, "all");
+}
+
+int mlx_any(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_all(res, a, keepdims, MC_RK_ANY, "any");
+}
+
+int mlx_any_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, &axis, 1, keepdims, MC_RK_ANY, "any");
+}
+
+int mlx_any_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
+                 const mlx_stream s)
+{
+    (void)s;
+    return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_ANY, "any");
+}
 
 int mlx_mean(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
 {
     (void)s;
-    int axes[MC_MAX_NDIM];
-    size_t n = mc_reduce_all_axes(mc_arr(a), axes);
-    return moment_op(res, a, axes, n, keepdims, MC_RK_MEAN, 0, "mean");
+    return moment_all(res, a, keepdims, MC_RK_MEAN, 0, "mean");
 }
 
 int mlx_mean_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
@@ -200,29 +288,43 @@ int mlx_mean_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axe
     return moment_op(res, a, axes, axes_num, keepdims, MC_RK_MEAN, 0, "mean");
 }
 
-#define MC_MOMENT_API(name, kind)                                                      \
-    int mlx_##name(mlx_array *res, const mlx_array a, bool keepdims, int ddof,         \
-                   const mlx_stream s)                                                 \
-    {                                                                                  \
-        (void)s;                                                                       \
-        int axes[MC_MAX_NDIM];                                                         \
-        size_t n = mc_reduce_all_axes(mc_arr(a), axes);                                \
-        return moment_op(res, a, axes, n, keepdims, kind, ddof, #name);                \
-    }                                                                                  \
-    int mlx_##name##_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims,  \
-                          int ddof, const mlx_stream s)                                \
-    {                                                                                  \
-        (void)s;                                                                       \
-        return moment_op(res, a, &axis, 1, keepdims, kind, ddof, #name);               \
-    }                                                                                  \
-    int mlx_##name##_axes(mlx_array *res, const mlx_array a, const int *axes,          \
-                          size_t axes_num, bool keepdims, int ddof, const mlx_stream s) \
-    {                                                                                  \
-        (void)s;                                                                       \
-        return moment_op(res, a, axes, axes_num, keepdims, kind, ddof, #name);         \
-    }
-MC_MOMENT_API(var, MC_RK_VAR)
-MC_MOMENT_API(std, MC_RK_STD)
+int mlx_var(mlx_array *res, const mlx_array a, bool keepdims, int ddof, const mlx_stream s)
+{
+    (void)s;
+    return moment_all(res, a, keepdims, MC_RK_VAR, ddof, "var");
+}
+
+int mlx_var_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, int ddof, const mlx_stream s)
+{
+    (void)s;
+    return moment_op(res, a, &axis, 1, keepdims, MC_RK_VAR, ddof, "var");
+}
+
+int mlx_var_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims, int ddof,
+                 const mlx_stream s)
+{
+    (void)s;
+    return moment_op(res, a, axes, axes_num, keepdims, MC_RK_VAR, ddof, "var");
+}
+
+int mlx_std(mlx_array *res, const mlx_array a, bool keepdims, int ddof, const mlx_stream s)
+{
+    (void)s;
+    return moment_all(res, a, keepdims, MC_RK_STD, ddof, "std");
+}
+
+int mlx_std_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, int ddof, const mlx_stream s)
+{
+    (void)s;
+    return moment_op(res, a, &axis, 1, keepdims, MC_RK_STD, ddof, "std");
+}
+
+int mlx_std_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims, int ddof,
+                 const mlx_stream s)
+{
+    (void)s;
+    return moment_op(res, a, axes, axes_num, keepdims, MC_RK_STD, ddof, "std");
+}
 
 /* ---- argmax / argmin ---- */
 
@@ -266,7 +368,7 @@ static int arg_all(mlx_array *res, mlx_array a, bool keepdims, int op, const cha
         ones[i] = 1;
     mc_array *flat = mc_sh_flatten(x, 0, x->ndim > 0 ? x->ndim - 1 : 0, fn);
     mc_array *r = flat ? arg_node(flat, op, 0, fn) : NULL;
-    mc_array *out = r ? mc_sh_reshape(r, keepdims ? x->ndim : 0, ones, fn) : NULL;
+    mc_array *out = r ? mc_node_reshape(r, keepdims ? x->ndim : 0, ones, fn) : NULL;
     mc_array_release(flat);
     mc_array_release(r);
     return mc_op_store(res, out, fn);

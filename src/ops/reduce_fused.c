@@ -28,26 +28,26 @@ static mc_array *fused_node(int prim, mc_array *x, const int *sorted, int n, boo
 /* The steps logsumexp and softmax of complex64 share, in scope s: m =
  * max(x) and e = exp(x - m) (returned), and their sum over the sorted axes
  * (dims kept). */
-static mc_array *complex_exp_shifted(mc_ew *s, mc_array *x, const int *sorted, int k, mc_array **m,
+static mc_array *complex_exp_shifted(mc_gb *s, mc_array *x, const int *sorted, int k, mc_array **m,
                                      mc_array **sum)
 {
-    *m = mc_ew_hold(s, mc_reduce_node(x, MC_RK_MAX, 0, sorted, k, s->fn));
-    mc_array *e = mc_ew_unary(s, MC_U_EXP, mc_ew_binary(s, MC_B_SUBTRACT, x, *m, MLX_COMPLEX64));
-    *sum = e ? mc_ew_hold(s, mc_reduce_node(e, MC_RK_SUM, 0, sorted, k, s->fn)) : NULL;
+    *m = mc_gb_hold(s, mc_node_reduce(x, MC_RK_MAX, 0, sorted, k, s->fn));
+    mc_array *e = mc_gb_unary(s, MC_U_EXP, mc_gb_binary(s, MC_B_SUBTRACT, x, *m, MLX_COMPLEX64));
+    *sum = e ? mc_gb_hold(s, mc_node_reduce(e, MC_RK_SUM, 0, sorted, k, s->fn)) : NULL;
     return e;
 }
 
 static int complex_logsumexp(mlx_array *res, mc_array *x, const int *sorted, int k, bool keepdims,
                              const char *fn)
 {
-    mc_ew s;
-    mc_ew_begin(&s, fn);
+    mc_gb s;
+    mc_gb_begin(&s, fn);
     mc_array *m, *sum;
     complex_exp_shifted(&s, x, sorted, k, &m, &sum);
-    mc_array *out = mc_ew_binary(&s, MC_B_ADD, mc_ew_unary(&s, MC_U_LOG, sum), m, MLX_COMPLEX64);
-    out = mc_ew_where(&s, mc_ew_float_class(&s, MC_U_ISINF, m), m, out);
+    mc_array *out = mc_gb_binary(&s, MC_B_ADD, mc_gb_unary(&s, MC_U_LOG, sum), m, MLX_COMPLEX64);
+    out = mc_gb_where(&s, mc_ew_float_class(&s, MC_U_ISINF, m), m, out);
     out = out ? mc_reduce_finish_keepdims(mc_array_retain(out), sorted, k, keepdims, fn) : NULL;
-    return mc_ew_finish(&s, res, mc_ew_hold(&s, out));
+    return mc_ew_finish(&s, res, mc_gb_hold(&s, out));
 }
 
 static int logsumexp_op(mlx_array *res, mlx_array a, const int *axes, size_t n, bool keepdims)
@@ -67,7 +67,7 @@ static int logsumexp_op(mlx_array *res, mlx_array a, const int *axes, size_t n, 
         return 1;
     if (x->dtype == MLX_COMPLEX64)
         return complex_logsumexp(res, x, sorted, k, keepdims, fn);
-    mc_array *xf = mc_op_astype(x, mc_at_least_float(x->dtype), fn);
+    mc_array *xf = mc_node_astype(x, mc_at_least_float(x->dtype), fn);
     mc_array *out = xf ? fused_node(MC_PRIM_LOGSUMEXP, xf, sorted, k, false, fn) : NULL;
     mc_array_release(xf);
     return mc_op_store(res, mc_reduce_finish_keepdims(out, sorted, k, keepdims, fn), fn);
@@ -111,11 +111,11 @@ static bool softmax_last_dim(const mc_array *x, const int *axes, size_t n)
  * has no effect): e = exp(x - max(x)), e / sum(e). */
 static int complex_softmax(mlx_array *res, mc_array *x, const int *sorted, int k, const char *fn)
 {
-    mc_ew s;
-    mc_ew_begin(&s, fn);
+    mc_gb s;
+    mc_gb_begin(&s, fn);
     mc_array *m, *sum;
     mc_array *e = complex_exp_shifted(&s, x, sorted, k, &m, &sum);
-    return mc_ew_finish(&s, res, mc_ew_binary(&s, MC_B_DIVIDE, e, sum, MLX_COMPLEX64));
+    return mc_ew_finish(&s, res, mc_gb_binary(&s, MC_B_DIVIDE, e, sum, MLX_COMPLEX64));
 }
 
 static int softmax_op(mlx_array *res, mlx_array a, const int *axes, size_t n, bool precise)
@@ -138,9 +138,9 @@ static int softmax_op(mlx_array *res, mlx_array a, const int *axes, size_t n, bo
     if (x->dtype == MLX_COMPLEX64)
         return complex_softmax(res, x, sorted, k, fn);
     bool fused = softmax_last_dim(x, axes, n);
-    mc_array *xf = mc_op_astype(x, mc_at_least_float(x->dtype), fn);
+    mc_array *xf = mc_node_astype(x, mc_at_least_float(x->dtype), fn);
     mc_array *y = xf ? fused_node(MC_PRIM_SOFTMAX, xf, sorted, k, precise, fn) : NULL;
-    mc_array *out = !y ? NULL : fused ? mc_array_retain(y) : mc_op_astype(y, x->dtype, fn);
+    mc_array *out = !y ? NULL : fused ? mc_array_retain(y) : mc_node_astype(y, x->dtype, fn);
     mc_array_release(xf);
     mc_array_release(y);
     return mc_op_store(res, out, fn);

@@ -20,9 +20,6 @@ static inline size_t mc_reduce_all_axes(const mc_array *x, int *axes)
     return (size_t)nd;
 }
 
-/* A Reduce node of kind over the sorted axes (dims kept, size 1). */
-mc_array *mc_reduce_node(mc_array *x, int kind, int ddof, const int *sorted, int n, const char *fn);
-
 /* r itself when keepdims (or NULL when r is), else r with the sorted
  * axes squeezed out; takes over r's reference. */
 mc_array *mc_reduce_finish_keepdims(mc_array *r, const int *sorted, int n, bool keepdims, const char *fn);

@@ -14,7 +14,7 @@ int mlx_astype(mlx_array *res, const mlx_array a, mlx_dtype dtype, const mlx_str
     mc_array *x = mc_op_arg(a, fn, "a");
     if (!x)
         return 1;
-    return mc_op_store(res, mc_op_astype(x, dtype, fn), fn);
+    return mc_op_store(res, mc_node_astype(x, dtype, fn), fn);
 }
 
 /* MLX's Reshape::output_shape: one -1 entry is inferred from the size. */
@@ -72,7 +72,7 @@ int mlx_reshape(mlx_array *res, const mlx_array a, const int *shape, size_t shap
         return 1;
     if ((int)shape_num == x->ndim && !memcmp(out, x->shape, sizeof(int) * shape_num))
         return mc_op_store(res, mc_array_retain(x), fn);
-    return mc_op_store(res, mc_op_dims_node(MC_PRIM_RESHAPE, x, (int)shape_num, out, fn), fn);
+    return mc_op_store(res, mc_node_dims(MC_PRIM_RESHAPE, x, (int)shape_num, out, fn), fn);
 }
 
 int mlx_transpose(mlx_array *res, const mlx_array a, const mlx_stream s)
@@ -87,7 +87,7 @@ int mlx_transpose(mlx_array *res, const mlx_array a, const mlx_stream s)
     int perm[MC_MAX_NDIM];
     for (int i = 0; i < x->ndim; i++)
         perm[i] = x->ndim - 1 - i;
-    return mc_op_store(res, mc_op_dims_node(MC_PRIM_TRANSPOSE, x, x->ndim, perm, fn), fn);
+    return mc_op_store(res, mc_node_dims(MC_PRIM_TRANSPOSE, x, x->ndim, perm, fn), fn);
 }
 
 int mlx_broadcast_to(mlx_array *res, const mlx_array a, const int *shape, size_t shape_num, const mlx_stream s)
@@ -99,5 +99,5 @@ int mlx_broadcast_to(mlx_array *res, const mlx_array a, const int *shape, size_t
     mc_array *x = mc_op_arg(a, fn, "a");
     if (!x)
         return 1;
-    return mc_op_store(res, mc_op_broadcast(x, (int)shape_num, shape, fn), fn);
+    return mc_op_store(res, mc_node_broadcast(x, (int)shape_num, shape, fn), fn);
 }

@@ -9,14 +9,6 @@
 
 #include "ops/op_util.h"
 
-/* Reshape to shape (no -1); `a` retained if its shape is that already. */
-mc_array *mc_sh_reshape(mc_array *a, int ndim, const int *shape, const char *fn);
-/* Transpose by perm (a valid permutation); `a` retained for the identity. */
-mc_array *mc_sh_transpose(mc_array *a, const int *perm, const char *fn);
-/* Inserts size-1 axes at the sorted, distinct output positions axes[0..n). */
-mc_array *mc_sh_expand_dims(mc_array *a, const int *axes, int n, const char *fn);
-/* Removes the sorted, distinct size-1 axes axes[0..n). */
-mc_array *mc_sh_squeeze(mc_array *a, const int *axes, int n, const char *fn);
 /* Merges axes start..end (normalised, start <= end); a 0-d a becomes (1). */
 mc_array *mc_sh_flatten(mc_array *a, int start, int end, const char *fn);
 /* The slice of a (start/stop/strides have a->ndim entries; checks steps). */

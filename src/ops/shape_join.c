@@ -8,7 +8,7 @@
 
 #include "graph/elementwise.h"
 #include "graph/prims_index.h"
-#include "api/vector_impl.h"
+#include "handles/vector.h"
 #include "ops/shape_internal.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
@@ -97,7 +97,7 @@ mc_array *mc_sh_concatenate(mc_array *const *arrs, int n, int axis, const char *
         return NULL;
     mc_array *out = NULL;
     for (int i = 0; i < n; i++)
-        if (!(cast[i] = mc_op_astype(arrs[i], dt, fn)))
+        if (!(cast[i] = mc_node_astype(arrs[i], dt, fn)))
             goto done;
     mc_concat_params p;
     memset(&p, 0, sizeof p);
@@ -121,14 +121,13 @@ static mc_array *const *vec_items(mlx_vector_array v, int *n, const char *fn)
     *n = (int)len;
     if (!len)
         return none;
-    const mc_vec_array *va = v.ctx;
     for (size_t i = 0; i < len; i++) {
-        if (!va->items[i]) {
+        if (!mc_vec_at(v, i)) {
             mc_error("[%s] Array %zu of the vector is empty.", fn, i);
             return NULL;
         }
     }
-    return va->items;
+    return mc_vec_arrays(v.ctx);
 }
 
 int mlx_concatenate_axis(mlx_array *res, const mlx_vector_array arrays, int axis, const mlx_stream s)
@@ -197,7 +196,7 @@ int mlx_stack_axis(mlx_array *res, const mlx_vector_array arrays, int axis, cons
         return 1;
     mc_array *out = NULL;
     for (int i = 0; i < n; i++)
-        if (!(ex[i] = mc_sh_expand_dims(arrs[i], &ax, 1, fn)))
+        if (!(ex[i] = mc_node_expand_dims(arrs[i], &ax, 1, fn)))
             goto done;
     out = mc_sh_concatenate(ex, n, ax, fn);
 done:
@@ -308,7 +307,7 @@ int mlx_broadcast_arrays(mlx_vector_array *res, const mlx_vector_array inputs, c
     if (!outs)
         return 1;
     for (int i = 0; i < n; i++) {
-        if (!(outs[i] = mc_op_broadcast(arrs[i], nd, shape, fn))) {
+        if (!(outs[i] = mc_node_broadcast(arrs[i], nd, shape, fn))) {
             release_all(outs, (size_t)n);
             return 1;
         }
@@ -362,9 +361,9 @@ int mlx_tile(mlx_array *res, const mlx_array arr, const int *reps, size_t reps_n
     if (ne > MC_MAX_NDIM)
         return mc_error("[%s] Tiling %d axes needs %d intermediate dimensions; at most %d are supported.", fn, nd,
                         ne, MC_MAX_NDIM);
-    mc_array *t1 = mc_sh_reshape(x, ne, expand, fn);
-    mc_array *t2 = t1 ? mc_op_broadcast(t1, ne, bcast, fn) : NULL;
-    mc_array *out = t2 ? mc_sh_reshape(t2, nd, final, fn) : NULL;
+    mc_array *t1 = mc_node_reshape(x, ne, expand, fn);
+    mc_array *t2 = t1 ? mc_node_broadcast(t1, ne, bcast, fn) : NULL;
+    mc_array *out = t2 ? mc_node_reshape(t2, nd, final, fn) : NULL;
     mc_array_release(t1);
     mc_array_release(t2);
     return mc_op_store(res, out, fn);
@@ -406,9 +405,9 @@ static mc_array *repeat_axis(mc_array *x, int repeats, int ax, const char *fn)
         fshape[d] = d == ax ? (int)merged : x->shape[d];
     }
     int ins = ax + 1;
-    mc_array *t1 = mc_sh_expand_dims(x, &ins, 1, fn);
-    mc_array *t2 = t1 ? mc_op_broadcast(t1, x->ndim + 1, bshape, fn) : NULL;
-    mc_array *out = t2 ? mc_sh_reshape(t2, x->ndim, fshape, fn) : NULL;
+    mc_array *t1 = mc_node_expand_dims(x, &ins, 1, fn);
+    mc_array *t2 = t1 ? mc_node_broadcast(t1, x->ndim + 1, bshape, fn) : NULL;
+    mc_array *out = t2 ? mc_node_reshape(t2, x->ndim, fshape, fn) : NULL;
     mc_array_release(t1);
     mc_array_release(t2);
     return out;
@@ -551,7 +550,7 @@ int mlx_roll(mlx_array *res, const mlx_array a, const int *shift, size_t shift_n
     int zero = 0;
     mc_array *flat = mc_sh_flatten(x, 0, x->ndim ? x->ndim - 1 : 0, fn);
     mc_array *rolled = flat ? roll_axes(flat, &t, &zero, 1, fn) : NULL;
-    mc_array *out = rolled ? mc_sh_reshape(rolled, x->ndim, x->shape, fn) : NULL;
+    mc_array *out = rolled ? mc_node_reshape(rolled, x->ndim, x->shape, fn) : NULL;
     mc_array_release(flat);
     mc_array_release(rolled);
     return mc_op_store(res, out, fn);
@@ -591,14 +590,14 @@ int mlx_meshgrid(mlx_vector_array *res, const mlx_vector_array arrays, bool spar
         shape[at] = (int)arrs[i]->size;
         bshape[at] = shape[at];
         nd = n;
-        if (!(outs[i] = mc_sh_reshape(arrs[i], n, shape, fn))) {
+        if (!(outs[i] = mc_node_reshape(arrs[i], n, shape, fn))) {
             release_all(outs, (size_t)n);
             return 1;
         }
     }
     if (!sparse) {
         for (int i = 0; i < n; i++) {
-            mc_array *b = mc_op_broadcast(outs[i], nd, bshape, fn);
+            mc_array *b = mc_node_broadcast(outs[i], nd, bshape, fn);
             if (!b) {
                 release_all(outs, (size_t)n);
                 return 1;

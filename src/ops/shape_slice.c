@@ -41,8 +41,8 @@ mc_array *mc_sh_slice_update(mc_array *src, mc_array *upd, const int *start, con
     bool neg;
     if (mc_slice_normalize(src->ndim, src->shape, &p, nstart, shape, &neg, fn))
         return NULL;
-    mc_array *u = mc_op_astype(upd, src->dtype, fn);
-    mc_array *b = u ? mc_op_broadcast(u, src->ndim, shape, fn) : NULL;
+    mc_array *u = mc_node_astype(upd, src->dtype, fn);
+    mc_array *b = u ? mc_node_broadcast(u, src->ndim, shape, fn) : NULL;
     mc_array_release(u);
     if (!b)
         return NULL;
@@ -236,7 +236,7 @@ int mlx_pad(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num,
             return 1;
         if (v->size != 1)
             return mc_error("[%s] The pad value must have one element, got %zu.", fn, v->size);
-        val = mc_op_astype(v, x->dtype, fn);
+        val = mc_node_astype(v, x->dtype, fn);
     } else {
         /* the pad regions are overwritten: any fill value will do */
         val = mc_sh_scalar(0, x->dtype, fn);

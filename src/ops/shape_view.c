@@ -22,56 +22,11 @@ static mc_array *unflatten_node(mc_array *a, int axis, int n, const int *shape, 
     return mc_node_new(fn, MC_PRIM_UNFLATTEN, &a, 1, &p, sizeof p);
 }
 
-mc_array *mc_sh_reshape(mc_array *a, int ndim, const int *shape, const char *fn)
-{
-    if (a->ndim == ndim && (ndim == 0 || !memcmp(a->shape, shape, sizeof(int) * (size_t)ndim)))
-        return mc_array_retain(a);
-    size_t size;
-    if (!mc_shape_size(ndim, shape, &size) || size != a->size) {
-        char s[512];
-        mc_error("[%s] Cannot reshape array of size %zu into shape %s.", fn, a->size,
-                 mc_shape_str(s, sizeof s, ndim, shape));
-        return NULL;
-    }
-    return mc_op_dims_node(MC_PRIM_RESHAPE, a, ndim, shape, fn);
-}
-
-mc_array *mc_sh_transpose(mc_array *a, const int *perm, const char *fn)
-{
-    bool identity = true;
-    for (int i = 0; i < a->ndim; i++)
-        identity &= perm[i] == i;
-    if (identity)
-        return mc_array_retain(a);
-    return mc_op_dims_node(MC_PRIM_TRANSPOSE, a, a->ndim, perm, fn);
-}
-
-static mc_array *axes_node(int prim, mc_array *a, const int *axes, int n, const char *fn)
-{
-    if (n == 0)
-        return mc_array_retain(a);
-    mc_axes_params p;
-    memset(&p, 0, sizeof p);
-    p.n = n;
-    memcpy(p.axes, axes, sizeof(int) * (size_t)n);
-    return mc_node_new(fn, prim, &a, 1, &p, sizeof p);
-}
-
-mc_array *mc_sh_expand_dims(mc_array *a, const int *axes, int n, const char *fn)
-{
-    return axes_node(MC_PRIM_EXPAND_DIMS, a, axes, n, fn);
-}
-
-mc_array *mc_sh_squeeze(mc_array *a, const int *axes, int n, const char *fn)
-{
-    return axes_node(MC_PRIM_SQUEEZE, a, axes, n, fn);
-}
-
 mc_array *mc_sh_flatten(mc_array *a, int start, int end, const char *fn)
 {
     if (a->ndim == 0) {
         int one = 1;
-        return mc_sh_reshape(a, 1, &one, fn);
+        return mc_node_reshape(a, 1, &one, fn);
     }
     if (start == end)
         return mc_array_retain(a);
@@ -223,7 +178,7 @@ int mlx_transpose_axes(mlx_array *res, const mlx_array a, const int *axes, size_
         perm[i] = ax;
     }
     /* MLX makes a Transpose node even for the identity permutation */
-    return mc_op_store(res, mc_op_dims_node(MC_PRIM_TRANSPOSE, x, x->ndim, perm, fn), fn);
+    return mc_op_store(res, mc_node_dims(MC_PRIM_TRANSPOSE, x, x->ndim, perm, fn), fn);
 }
 
 /* MLX's check in swapaxes and moveaxis: the axis must be in [-ndim, ndim). */
@@ -248,7 +203,7 @@ int mlx_swapaxes(mlx_array *res, const mlx_array a, int axis1, int axis2, const 
         perm[i] = i;
     perm[a1] = a2;
     perm[a2] = a1;
-    return mc_op_store(res, mc_op_dims_node(MC_PRIM_TRANSPOSE, x, x->ndim, perm, fn), fn);
+    return mc_op_store(res, mc_node_dims(MC_PRIM_TRANSPOSE, x, x->ndim, perm, fn), fn);
 }
 
 int mlx_moveaxis(mlx_array *res, const mlx_array a, int source, int destination, const mlx_stream s)
@@ -271,7 +226,7 @@ int mlx_moveaxis(mlx_array *res, const mlx_array a, int source, int destination,
             perm[i] = k++;
         }
     }
-    return mc_op_store(res, mc_op_dims_node(MC_PRIM_TRANSPOSE, x, x->ndim, perm, fn), fn);
+    return mc_op_store(res, mc_node_dims(MC_PRIM_TRANSPOSE, x, x->ndim, perm, fn), fn);
 }
 
 static int expand_dims(mlx_array *res, mlx_array a, const int *axes, size_t n, bool always, const char *fn)
@@ -287,7 +242,7 @@ static int expand_dims(mlx_array *res, mlx_array a, const int *axes, size_t n, b
     int norm[MC_MAX_NDIM];
     if (mc_sh_axes(axes, n, x->ndim + (int)n, norm, fn))
         return 1;
-    return mc_op_store(res, mc_sh_expand_dims(x, norm, (int)n, fn), fn);
+    return mc_op_store(res, mc_node_expand_dims(x, norm, (int)n, fn), fn);
 }
 
 int mlx_expand_dims(mlx_array *res, const mlx_array a, int axis, const mlx_stream s)
@@ -323,7 +278,7 @@ static int squeeze_axes(mlx_array *res, mlx_array a, const int *axes, size_t n, 
     }
     if (mc_sh_axes(norm, n, x->ndim, norm, fn))
         return 1;
-    return mc_op_store(res, mc_sh_squeeze(x, norm, (int)n, fn), fn);
+    return mc_op_store(res, mc_node_squeeze(x, norm, (int)n, fn), fn);
 }
 
 int mlx_squeeze(mlx_array *res, const mlx_array a, const mlx_stream s)
@@ -338,7 +293,7 @@ int mlx_squeeze(mlx_array *res, const mlx_array a, const mlx_stream s)
     for (int i = 0; i < x->ndim; i++)
         if (x->shape[i] == 1)
             axes[n++] = i;
-    return mc_op_store(res, mc_sh_squeeze(x, axes, n, fn), fn);
+    return mc_op_store(res, mc_node_squeeze(x, axes, n, fn), fn);
 }
 
 int mlx_squeeze_axis(mlx_array *res, const mlx_array a, int axis, const mlx_stream s)
@@ -370,7 +325,7 @@ static int atleast(mlx_array *res, mlx_array a, int want, const char *fn)
         shape[0] = x->shape[0];
         shape[1] = x->shape[1];
     }
-    return mc_op_store(res, mc_sh_reshape(x, want, shape, fn), fn);
+    return mc_op_store(res, mc_node_reshape(x, want, shape, fn), fn);
 }
 
 int mlx_atleast_1d(mlx_array *res, const mlx_array a, const mlx_stream s)

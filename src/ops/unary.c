@@ -18,7 +18,7 @@ enum {
 
 static int unary_op(mlx_array *res, mlx_array a, mc_unary_op op, int rule, const char *fn)
 {
-    mc_ew e;
+    mc_gb e;
     mc_array *x;
     if (mc_ew_args1(&e, fn, res, a, &x))
         return 1;
@@ -27,8 +27,8 @@ static int unary_op(mlx_array *res, mlx_array a, mc_unary_op op, int rule, const
     if ((rule & NO_BOOL) && x->dtype == MLX_BOOL)
         return mc_error("[%s] Not supported for bool, use logical_not instead.", fn);
     if (rule & TO_FLOAT)
-        x = mc_ew_astype(&e, x, mc_at_least_float(x->dtype));
-    return mc_ew_finish(&e, res, mc_ew_unary(&e, op, x));
+        x = mc_gb_astype(&e, x, mc_at_least_float(x->dtype));
+    return mc_ew_finish(&e, res, mc_gb_unary(&e, op, x));
 }
 
 /* ---- keep the input's dtype ---- */
@@ -225,7 +225,7 @@ int mlx_round(mlx_array *res, const mlx_array a, int decimals, const mlx_stream 
     (void)s;
     if (decimals == 0)
         return unary_op(res, a, MC_U_ROUND, KEEP, "round");
-    mc_ew e;
+    mc_gb e;
     mc_array *x;
     if (mc_ew_args1(&e, "round", res, a, &x))
         return 1;
@@ -235,20 +235,20 @@ int mlx_round(mlx_array *res, const mlx_array a, int decimals, const mlx_stream 
     mlx_dtype t = mc_at_least_float(x->dtype);
     float scale = (float)pow(10.0, decimals);
     float inv = 1.0f / scale;
-    mc_array *r = mc_ew_promoted(&e, MC_B_MULTIPLY, x, mc_ew_scalar(&e, scale, t), false);
-    r = mc_ew_unary(&e, MC_U_ROUND, r);
-    r = mc_ew_promoted(&e, MC_B_MULTIPLY, r, mc_ew_scalar(&e, inv, t), false);
-    return mc_ew_finish(&e, res, mc_ew_astype(&e, r, x->dtype));
+    mc_array *r = mc_gb_promoted(&e, MC_B_MULTIPLY, x, mc_gb_scalar(&e, scale, t), false);
+    r = mc_gb_unary(&e, MC_U_ROUND, r);
+    r = mc_gb_promoted(&e, MC_B_MULTIPLY, r, mc_gb_scalar(&e, inv, t), false);
+    return mc_ew_finish(&e, res, mc_gb_astype(&e, r, x->dtype));
 }
 
 static int scale_by(mlx_array *res, mlx_array a, double factor, const char *fn)
 {
-    mc_ew e;
+    mc_gb e;
     mc_array *x;
     if (mc_ew_args1(&e, fn, res, a, &x))
         return 1;
-    mc_array *c = mc_ew_scalar(&e, factor, mc_at_least_float(x->dtype));
-    return mc_ew_finish(&e, res, mc_ew_promoted(&e, MC_B_MULTIPLY, x, c, false));
+    mc_array *c = mc_gb_scalar(&e, factor, mc_at_least_float(x->dtype));
+    return mc_ew_finish(&e, res, mc_gb_promoted(&e, MC_B_MULTIPLY, x, c, false));
 }
 
 /* pi to double precision (M_PI is POSIX, not C11) */
@@ -269,11 +269,11 @@ int mlx_radians(mlx_array *res, const mlx_array a, const mlx_stream s)
 int mlx_stop_gradient(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
     (void)s;
-    mc_ew e;
+    mc_gb e;
     mc_array *x;
     if (mc_ew_args1(&e, "stop_gradient", res, a, &x))
         return 1;
-    mc_array *r = mc_ew_hold(&e, mc_node_new(e.fn, MC_PRIM_STOP_GRADIENT, &x, 1, NULL, 0));
+    mc_array *r = mc_gb_hold(&e, mc_node_new(e.fn, MC_PRIM_STOP_GRADIENT, &x, 1, NULL, 0));
     return mc_ew_finish(&e, res, r);
 }
 
@@ -281,15 +281,15 @@ int mlx_stop_gradient(mlx_array *res, const mlx_array a, const mlx_stream s)
 
 static int complex_part(mlx_array *res, mlx_array a, mc_unary_op op, const char *fn)
 {
-    mc_ew e;
+    mc_gb e;
     mc_array *x;
     if (mc_ew_args1(&e, fn, res, a, &x))
         return 1;
     mc_array *r = x;
     if (x->dtype == MLX_COMPLEX64)
-        r = mc_ew_unary(&e, op, x);
+        r = mc_gb_unary(&e, op, x);
     else if (op == MC_U_IMAG)
-        r = mc_ew_full_like(&e, 0.0, x->dtype, x); /* MLX's zeros_like(a) */
+        r = mc_gb_full_like(&e, 0.0, x->dtype, x); /* MLX's zeros_like(a) */
     return mc_ew_finish(&e, res, r);
 }
 

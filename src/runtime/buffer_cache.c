@@ -40,6 +40,7 @@
 #include <sys/sysinfo.h>
 
 #include "runtime/fault.h"
+#include "runtime/list.h"
 
 enum {
     MC_ALIGN = 64,
@@ -60,13 +61,9 @@ enum {
 /* MLX's CPU allocator uses 8 GiB when physical memory is unknown. */
 #define MC_FALLBACK_LIMIT ((size_t)1 << 33)
 
-typedef struct mc_link {
-    struct mc_link *next, *prev;
-} mc_link;
-
 typedef struct free_block {
-    mc_link in_class; /* head of a class list = most recently freed */
-    mc_link by_age;   /* head of the age list = most recently freed */
+    mc_list in_class; /* head of a class list = most recently freed */
+    mc_list by_age;   /* head of the age list = most recently freed */
     size_t cap;
 } free_block;
 
@@ -79,32 +76,11 @@ static struct {
     size_t cached;       /* capacities of the blocks in the lists */
     size_t memory_limit;
     size_t cache_limit;
-    mc_link classes[MC_NCLASSES];
-    mc_link by_age;
+    mc_list classes[MC_NCLASSES];
+    mc_list by_age;
 } cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
 
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
-
-/* ---- lists (circular, with a sentinel head) ---- */
-
-static void list_init(mc_link *h) { h->next = h->prev = h; }
-static bool list_empty(const mc_link *h) { return h->next == h; }
-
-static void list_push(mc_link *h, mc_link *n)
-{
-    n->next = h->next;
-    n->prev = h;
-    h->next->prev = n;
-    h->next = n;
-}
-
-static void list_unlink(mc_link *n)
-{
-    n->prev->next = n->next;
-    n->next->prev = n->prev;
-}
-
-#define BLOCK_OF(link, field) ((free_block *)(void *)((char *)(link) - offsetof(free_block, field)))
 
 /* ---- size classes ---- */
 
@@ -159,8 +135,8 @@ static void cache_postfork(void) { pthread_mutex_unlock(&cache.lock); }
 static void cache_init(void)
 {
     for (int i = 0; i < MC_NCLASSES; i++)
-        list_init(&cache.classes[i]);
-    list_init(&cache.by_age);
+        mc_list_init(&cache.classes[i]);
+    mc_list_init(&cache.by_age);
     cache.memory_limit = default_memory_limit();
     /* MLX documents "the cache limit defaults to the memory limit" (its
      * Metal allocator does so). Its no-GPU allocator had no cache in the
@@ -181,29 +157,29 @@ static void note_peak_locked(void)
 }
 
 /* Moves the oldest cached block to `out`, a private list linked by age. */
-static void evict_oldest_locked(mc_link *out)
+static void evict_oldest_locked(mc_list *out)
 {
-    free_block *b = BLOCK_OF(cache.by_age.prev, by_age);
-    list_unlink(&b->in_class);
-    list_unlink(&b->by_age);
+    free_block *b = mc_list_entry(cache.by_age.prev, free_block, by_age);
+    mc_list_remove(&b->in_class);
+    mc_list_remove(&b->by_age);
     cache.cached -= b->cap;
-    list_push(out, &b->by_age);
+    mc_list_insert_head(out, &b->by_age);
 }
 
-static void evict_all_locked(mc_link *out)
+static void evict_all_locked(mc_list *out)
 {
-    while (!list_empty(&cache.by_age))
+    while (!mc_list_empty(&cache.by_age))
         evict_oldest_locked(out);
 }
 
 /* ---- outside the lock ---- */
 
-static void release_list(mc_link *out)
+static void release_list(mc_list *out)
 {
-    while (!list_empty(out)) {
-        mc_link *n = out->next;
-        list_unlink(n);
-        free(BLOCK_OF(n, by_age));
+    while (!mc_list_empty(out)) {
+        mc_list *n = out->next;
+        mc_list_remove(n);
+        free(mc_list_entry(n, free_block, by_age));
     }
 }
 
@@ -225,8 +201,8 @@ void *mc_data_alloc(size_t nbytes)
         return NULL;
     ensure_init();
 
-    mc_link evicted;
-    list_init(&evicted);
+    mc_list evicted;
+    mc_list_init(&evicted);
     pthread_mutex_lock(&cache.lock);
     if (cache.active > cache.memory_limit || cap > cache.memory_limit - cache.active) {
         /* Over the limit: the cached blocks cannot help this request, but
@@ -236,11 +212,11 @@ void *mc_data_alloc(size_t nbytes)
         release_list(&evicted);
         return NULL;
     }
-    mc_link *head = &cache.classes[cls];
-    if (!list_empty(head)) {
-        free_block *b = BLOCK_OF(head->next, in_class);
-        list_unlink(&b->in_class);
-        list_unlink(&b->by_age);
+    mc_list *head = &cache.classes[cls];
+    if (!mc_list_empty(head)) {
+        free_block *b = mc_list_entry(head->next, free_block, in_class);
+        mc_list_remove(&b->in_class);
+        mc_list_remove(&b->by_age);
         cache.cached -= cap;
         cache.active += cap;
         note_peak_locked();
@@ -284,8 +260,8 @@ void mc_data_free(void *p, size_t nbytes)
     }
     ensure_init();
 
-    mc_link evicted;
-    list_init(&evicted);
+    mc_list evicted;
+    mc_list_init(&evicted);
     pthread_mutex_lock(&cache.lock);
     cache.active -= cap < cache.active ? cap : cache.active;
     if (cap > cache.cache_limit) {
@@ -295,8 +271,8 @@ void mc_data_free(void *p, size_t nbytes)
     }
     free_block *b = p;
     b->cap = cap;
-    list_push(&cache.classes[cls], &b->in_class);
-    list_push(&cache.by_age, &b->by_age);
+    mc_list_insert_head(&cache.classes[cls], &b->in_class);
+    mc_list_insert_head(&cache.by_age, &b->by_age);
     cache.cached += cap;
     /* The block just pushed is the newest, so it is evicted last, and it
      * fits alone because cap <= cache_limit. */
@@ -358,8 +334,8 @@ size_t mc_mem_set_memory_limit(size_t limit)
 size_t mc_mem_set_cache_limit(size_t limit)
 {
     ensure_init();
-    mc_link evicted;
-    list_init(&evicted);
+    mc_list evicted;
+    mc_list_init(&evicted);
     pthread_mutex_lock(&cache.lock);
     size_t old = cache.cache_limit;
     cache.cache_limit = limit;
@@ -373,8 +349,8 @@ size_t mc_mem_set_cache_limit(size_t limit)
 void mc_mem_clear_cache(void)
 {
     ensure_init();
-    mc_link evicted;
-    list_init(&evicted);
+    mc_list evicted;
+    mc_list_init(&evicted);
     pthread_mutex_lock(&cache.lock);
     evict_all_locked(&evicted);
     pthread_mutex_unlock(&cache.lock);

@@ -1,7 +1,8 @@
 /* Closures: a C function (with an optional payload) packaged as a value
  * that maps a list of arrays to a list of arrays. compile takes and returns
- * closures. The other closure kinds of mlx-c (kwargs, value_and_grad,
- * custom, custom_jvp, custom_vmap) belong to autodiff and are not here. */
+ * closures; mlx_value_and_grad returns an mlx_closure_value_and_grad. The
+ * other closure kinds of mlx-c (kwargs, custom, custom_jvp, custom_vmap)
+ * are not here yet (docs/api.md). */
 #ifndef MLX_CLOSURE_H
 #define MLX_CLOSURE_H
 
@@ -55,6 +56,45 @@ int mlx_closure_apply(
 /* Returns a closure of one array to one array: fun reads its input and
  * writes its result to *res. Applying it to other than one input fails. */
 mlx_closure mlx_closure_new_unary(int (*fun)(mlx_array*, const mlx_array));
+
+/* A function of a list of arrays to two lists, the values and the
+ * gradients, as mlx_value_and_grad makes. Handles follow mlx_closure's
+ * rules: the caller frees each with mlx_closure_value_and_grad_free, and
+ * copies made by _set share the function and payload, whose destructor
+ * runs exactly once, when the last copy is freed (or at once if the
+ * closure cannot be made). */
+typedef struct mlx_closure_value_and_grad_ {
+  void* ctx;
+} mlx_closure_value_and_grad;
+/* Returns an empty handle; freeing it is allowed. */
+mlx_closure_value_and_grad mlx_closure_value_and_grad_new(void);
+/* Drops the handle's reference. Returns 0. */
+int mlx_closure_value_and_grad_free(mlx_closure_value_and_grad cls);
+/* A closure calling fun(res_0, res_1, input); an empty handle, with an
+ * error reported, if fun is NULL. */
+mlx_closure_value_and_grad mlx_closure_value_and_grad_new_func(
+    int (*fun)(mlx_vector_array*, mlx_vector_array*, const mlx_vector_array));
+/* As _new_func, fun also receiving payload; dtor(payload) runs once. */
+mlx_closure_value_and_grad mlx_closure_value_and_grad_new_func_payload(
+    int (*fun)(
+        mlx_vector_array*,
+        mlx_vector_array*,
+        const mlx_vector_array,
+        void*),
+    void* payload,
+    void (*dtor)(void*));
+/* Makes *cls refer to src's closure; returns 0 or 1. */
+int mlx_closure_value_and_grad_set(
+    mlx_closure_value_and_grad* cls,
+    const mlx_closure_value_and_grad src);
+/* Calls the closure: *res_0 gets the values, *res_1 the gradients.
+ * Returns 0, or 1 with one error reported (the closure is empty, or its
+ * function failed). */
+int mlx_closure_value_and_grad_apply(
+    mlx_vector_array* res_0,
+    mlx_vector_array* res_1,
+    mlx_closure_value_and_grad cls,
+    const mlx_vector_array input);
 
 #pragma GCC visibility pop
 

@@ -759,6 +759,31 @@ int mlx_take_along_axis(
     int axis,
     const mlx_stream s);
 
+/* These return a copy of a with values written along axis at indices, the
+ * inverse of take_along_axis: put_along_axis replaces elements (where an
+ * index repeats along the axis, the last value wins), scatter_add_axis adds
+ * to them (every repeat adds). indices must be integers and have a's ndim;
+ * values are cast to a's dtype, lose leading size-1 axes beyond that ndim
+ * and broadcast with indices; a, indices and values broadcast on every axis
+ * but axis (so the result may be larger than a). Negative indices count
+ * from the end; an index still outside the axis is clamped to its nearest
+ * end (MLX writes outside the array), matching what take reads. An empty a
+ * is returned as it is. */
+int mlx_put_along_axis(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_array indices,
+    const mlx_array values,
+    int axis,
+    const mlx_stream s);
+int mlx_scatter_add_axis(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_array indices,
+    const mlx_array values,
+    int axis,
+    const mlx_stream s);
+
 /* Pads the listed axes with low_pad_size[i] and high_pad_size[i] elements.
  * mode is "constant" (pad_value, cast to a's dtype), "edge", "reflect" or
  * "symmetric". */

@@ -1,6 +1,6 @@
-/* Transforms: evaluating graphs. Only evaluation is here; mlx-c's autodiff
- * transforms (vjp, jvp, value_and_grad, checkpoint, custom functions) are
- * not declared yet (partial, listed in docs/api.md). */
+/* Transforms: evaluating graphs, and MLX's automatic differentiation
+ * (vjp, jvp, value_and_grad). checkpoint and the custom functions are not
+ * declared yet (partial, listed in docs/api.md). */
 #ifndef MLX_TRANSFORMS_H
 #define MLX_TRANSFORMS_H
 
@@ -30,6 +30,37 @@ int mlx_async_eval(const mlx_vector_array outputs);
  * returns when all are computed. Returns 0, or 1 with an error reported
  * (the arrays then stay unevaluated). */
 int mlx_eval(const mlx_vector_array outputs);
+/* Forward mode: runs fun on primals and gives its outputs (*res_0) and the
+ * derivative of each output along tangents (*res_1), one tangent per
+ * primal with its shape. Lazy: nothing is evaluated. Returns 0, or 1 with
+ * one error reported (fun failed, a primitive has no derivative, counts or
+ * shapes disagree) and the results untouched. */
+int mlx_jvp(
+    mlx_vector_array* res_0,
+    mlx_vector_array* res_1,
+    const mlx_closure fun,
+    const mlx_vector_array primals,
+    const mlx_vector_array tangents);
+/* *res becomes a closure that, applied to inputs, returns fun's outputs
+ * and the gradients of its first output (a scalar) with respect to the
+ * inputs numbered in argnums (negative numbers count from the end; checked
+ * when applied). Later outputs are returned but not differentiated.
+ * Returns 0, or 1 with an error reported (fun empty, no argnums). */
+int mlx_value_and_grad(
+    mlx_closure_value_and_grad* res,
+    const mlx_closure fun,
+    const int* argnums,
+    size_t argnums_num);
+/* Reverse mode: runs fun on primals and gives its outputs (*res_0) and the
+ * vector-Jacobian products of the cotangents (one per output, of its
+ * shape; an output made by mlx_stop_gradient takes none) with respect to
+ * every primal (*res_1). Lazy, and failing as mlx_jvp does. */
+int mlx_vjp(
+    mlx_vector_array* res_0,
+    mlx_vector_array* res_1,
+    const mlx_closure fun,
+    const mlx_vector_array primals,
+    const mlx_vector_array cotangents);
 
 #pragma GCC visibility pop
 

@@ -1,13 +1,14 @@
 /* An intrusive circular doubly linked list: a sentinel head, links embedded
  * in their owner, the owner reached through offsetof. Used for the registry
- * of per-thread compile caches, a cache's hash chains, and the trace lists.
+ * of per-thread compile caches, a cache's hash chains, the trace lists, and
+ * the free lists of the data allocator (buffer_cache.c).
  * Unless NDEBUG is defined, every insertion and removal first checks that
  * the neighbours still point back (next->prev == node, prev->next == node)
  * and aborts with a message otherwise: a corrupted list is a library bug,
  * and stopping at the first inconsistency beats freeing the wrong node.
  * Portable C11: no typeof, no statement expressions. */
-#ifndef MC_COMPILE_LIST_H
-#define MC_COMPILE_LIST_H
+#ifndef MC_RUNTIME_LIST_H
+#define MC_RUNTIME_LIST_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -12,34 +12,43 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api/vector_impl.h"
-#include "compile/ptrmap.h"
 #include "graph/primitive.h"
+#include "graph/walk.h"
+#include "handles/vector.h"
 #include "mlx/c/graph_utils.h"
 #include "runtime/alloc.h"
+#include "runtime/darray.h"
 #include "runtime/error.h"
+#include "runtime/ptrmap.h"
 
 typedef struct mc_namer {
-    mc_ptrmap map; /* array -> index into names */
-    char **names;  /* owned strings; their addresses are handed out */
-    size_t len, cap;
+    mc_ptrmap map;   /* array -> index into names */
+    mc_darray names; /* char *: owned strings; their addresses are handed out */
 } mc_namer;
+
+static void namer_clear(mc_namer *n)
+{
+    char **names = n->names.items;
+    for (size_t i = 0; i < n->names.len; i++)
+        mc_xfree(names[i]);
+    mc_darray_free(&n->names);
+    mc_ptrmap_free(&n->map);
+}
 
 static void namer_destroy(mc_namer *n)
 {
     if (!n)
         return;
-    for (size_t i = 0; i < n->len; i++)
-        mc_xfree(n->names[i]);
-    mc_xfree(n->names);
-    mc_ptrmap_free(&n->map);
+    namer_clear(n);
     mc_xfree(n);
 }
+
+static char **name_at(const mc_namer *n, int i) { return mc_darray_at(&n->names, (size_t)i); }
 
 static const char *namer_lookup(const mc_namer *n, const mc_array *a)
 {
     int *i = mc_ptrmap_get(&n->map, a);
-    return i ? n->names[*i] : NULL;
+    return i ? *name_at(n, *i) : NULL;
 }
 
 /* Gives a the name `name` (taken over). Returns 0, or 1 (name freed). */
@@ -47,21 +56,14 @@ static int namer_put(mc_namer *n, const mc_array *a, char *name)
 {
     int *i = mc_ptrmap_get(&n->map, a);
     if (i) {
-        mc_xfree(n->names[*i]);
-        n->names[*i] = name;
+        mc_xfree(*name_at(n, *i));
+        *name_at(n, *i) = name;
         return 0;
     }
-    if (n->len == n->cap) {
-        size_t ncap = n->cap ? n->cap * 2 : 16;
-        char **nn = mc_xrealloc(n->names, ncap * sizeof *nn);
-        if (!nn)
-            goto fail;
-        n->names = nn;
-        n->cap = ncap;
-    }
-    if (n->len >= (size_t)INT32_MAX || mc_ptrmap_put(&n->map, a, (int)n->len))
+    size_t k = n->names.len;
+    if (k >= (size_t)INT32_MAX || mc_darray_reserve(&n->names, k + 1) || mc_ptrmap_put(&n->map, a, (int)k))
         goto fail;
-    n->names[n->len++] = name;
+    *(char **)mc_darray_push(&n->names) = name; /* reserved: cannot fail */
     return 0;
 fail:
     mc_xfree(name);
@@ -115,7 +117,9 @@ static mc_namer *namer_checked(mlx_node_namer namer, const char *fn)
 mlx_node_namer mlx_node_namer_new(void)
 {
     mc_namer *n = mc_xcalloc(1, sizeof *n);
-    if (!n)
+    if (n)
+        n->names = MC_DARRAY_INIT(char *);
+    else
         mc_error_oom("mlx_node_namer_new", sizeof *n);
     return (mlx_node_namer){n};
 }
@@ -170,63 +174,6 @@ static bool has_primitive(const mc_array *a)
     return a->prim != MC_PRIM_NONE && a->prim != MC_PRIM_PLACEHOLDER;
 }
 
-typedef struct order {
-    mc_array **items;
-    size_t len, cap;
-} order;
-
-static int order_push(order *o, mc_array *a)
-{
-    if (o->len == o->cap) {
-        size_t ncap = o->cap ? o->cap * 2 : 64;
-        mc_array **ni = mc_xrealloc(o->items, ncap * sizeof *ni);
-        if (!ni)
-            return 1;
-        o->items = ni;
-        o->cap = ncap;
-    }
-    o->items[o->len++] = a;
-    return 0;
-}
-
-/* MLX's depth_first_traversal without recursion: every node reachable from
- * outs once, each after its inputs. */
-static int post_order(mc_array *const *outs, size_t n, order *out)
-{
-    mc_ptrmap seen = {0};
-    order stack = {0};
-    mc_ptrmap pos = {0}; /* node on the stack -> next input to visit */
-    int rc = 1;
-    for (size_t r = 0; r < n; r++) {
-        if (mc_ptrmap_get(&seen, outs[r]))
-            continue;
-        if (mc_ptrmap_put(&seen, outs[r], 1) || order_push(&stack, outs[r]) ||
-            mc_ptrmap_put(&pos, outs[r], 0))
-            goto done;
-        while (stack.len) {
-            mc_array *top = stack.items[stack.len - 1];
-            int *next = mc_ptrmap_get(&pos, top);
-            if (*next < top->n_inputs) {
-                mc_array *in = top->inputs[(*next)++];
-                if (mc_ptrmap_get(&seen, in))
-                    continue;
-                if (mc_ptrmap_put(&seen, in, 1) || order_push(&stack, in) || mc_ptrmap_put(&pos, in, 0))
-                    goto done;
-                continue;
-            }
-            stack.len--;
-            if (order_push(out, top))
-                goto done;
-        }
-    }
-    rc = 0;
-done:
-    mc_ptrmap_free(&seen);
-    mc_ptrmap_free(&pos);
-    mc_xfree(stack.items);
-    return rc;
-}
-
 /* Shared set-up of the two printers: checks, outputs, traversal. */
 typedef struct printer {
     FILE *os;
@@ -234,7 +181,7 @@ typedef struct printer {
     mc_namer own;
     mc_array **outs;
     size_t n_outs;
-    order nodes;
+    mc_darray nodes; /* mc_array *: the graph in post-order */
     const char *fn;
 } printer;
 
@@ -242,32 +189,30 @@ static int printer_open(printer *p, FILE *os, mlx_node_namer namer, mlx_vector_a
 {
     memset(p, 0, sizeof *p);
     p->fn = fn;
+    p->own.names = MC_DARRAY_INIT(char *);
+    p->nodes = MC_DARRAY_INIT(mc_array *);
     if (!os)
         return mc_error("[%s] The output stream is NULL.", fn);
     p->os = os;
     p->base = namer_checked(namer, fn);
     if (!p->base)
         return 1;
-    mc_vec_array *v = mc_vec_checked(outputs, fn);
+    mc_vec *v = mc_vec_checked(outputs, fn);
     if (!v)
         return 1;
     for (size_t i = 0; i < v->len; i++)
-        if (!v->items[i])
+        if (!mc_vec_arrays(v)[i])
             return mc_error("[%s] Output %zu is an empty array.", fn, i);
-    p->outs = v->items;
+    p->outs = mc_vec_arrays(v);
     p->n_outs = v->len;
-    if (post_order(p->outs, p->n_outs, &p->nodes))
-        return mc_error_oom(fn, p->n_outs * sizeof(void *));
-    return 0;
+    /* MLX's depth_first_traversal, without recursion */
+    return mc_walk_collect(p->outs, p->n_outs, false, &p->nodes, fn);
 }
 
 static void printer_close(printer *p)
 {
-    mc_xfree(p->nodes.items);
-    for (size_t i = 0; i < p->own.len; i++)
-        mc_xfree(p->own.names[i]);
-    mc_xfree(p->own.names);
-    mc_ptrmap_free(&p->own.map);
+    mc_darray_free(&p->nodes);
+    namer_clear(&p->own);
 }
 
 static const char *pname(printer *p, const mc_array *a)
@@ -293,13 +238,17 @@ int mlx_print_graph(FILE *os, const mlx_node_namer namer, const mlx_vector_array
 {
     static const char fn[] = "mlx_print_graph";
     printer p;
-    order inputs = {0}, tape = {0};
+    mc_darray inputs = MC_DARRAY_INIT(mc_array *), tape = MC_DARRAY_INIT(mc_array *);
     int rc = 1;
     if (printer_open(&p, os, namer, outputs, fn))
         goto done;
-    for (size_t i = 0; i < p.nodes.len; i++)
-        if (order_push(has_primitive(p.nodes.items[i]) ? &tape : &inputs, p.nodes.items[i]))
+    mc_array **nodes = p.nodes.items;
+    for (size_t i = 0; i < p.nodes.len; i++) {
+        mc_array **slot = mc_darray_push(has_primitive(nodes[i]) ? &tape : &inputs);
+        if (!slot)
             goto oom;
+        *slot = nodes[i];
+    }
 
     fputs("Inputs: ", os);
     if (print_arrs(&p, inputs.items, inputs.len))
@@ -309,7 +258,7 @@ int mlx_print_graph(FILE *os, const mlx_node_namer namer, const mlx_vector_array
         goto oom;
     fputs("\n", os);
     for (size_t i = 0; i < tape.len; i++) {
-        mc_array *a = tape.items[i];
+        mc_array *a = ((mc_array **)tape.items)[i];
         fprintf(os, "%s ", mc_prim_name(a->prim, a->params));
         if (print_arrs(&p, a->inputs, (size_t)a->n_inputs))
             goto oom;
@@ -323,8 +272,8 @@ int mlx_print_graph(FILE *os, const mlx_node_namer namer, const mlx_vector_array
 oom:
     rc = mc_error_oom(fn, 0);
 done:
-    mc_xfree(inputs.items);
-    mc_xfree(tape.items);
+    mc_darray_free(&inputs);
+    mc_darray_free(&tape);
     printer_close(&p);
     return rc;
 }
@@ -333,24 +282,25 @@ int mlx_export_to_dot(FILE *os, const mlx_node_namer namer, const mlx_vector_arr
 {
     static const char fn[] = "mlx_export_to_dot";
     printer p;
-    mc_ptrmap intermediate = {0};
+    mc_ptrmap intermediate;
+    mc_ptrmap_init_set(&intermediate);
     int rc = 1;
     if (printer_open(&p, os, namer, outputs, fn))
         goto done;
     /* Arrays used as an input of a node are intermediates; the others,
      * unless they are inputs, are the graph's sinks. */
     for (size_t i = 0; i < p.nodes.len; i++) {
-        mc_array *a = p.nodes.items[i];
+        mc_array *a = ((mc_array **)p.nodes.items)[i];
         if (!has_primitive(a))
             continue;
         for (int k = 0; k < a->n_inputs; k++)
-            if (mc_ptrmap_put(&intermediate, a->inputs[k], 1))
+            if (mc_ptrmap_add(&intermediate, a->inputs[k]) < 0)
                 goto oom;
     }
 
     fputs("digraph {\n", os);
     for (size_t i = 0; i < p.nodes.len; i++) {
-        mc_array *a = p.nodes.items[i];
+        mc_array *a = ((mc_array **)p.nodes.items)[i];
         const char *name = pname(&p, a);
         if (!name)
             goto oom;
@@ -368,7 +318,7 @@ int mlx_export_to_dot(FILE *os, const mlx_node_namer namer, const mlx_vector_arr
             fprintf(os, "\"%s\" -> %" PRIuPTR "\n", in, id);
         }
         name = pname(&p, a);
-        fprintf(os, "{ %s\"%s\"; }\n", mc_ptrmap_get(&intermediate, a) ? "" : "rank=sink; ", name);
+        fprintf(os, "{ %s\"%s\"; }\n", mc_ptrmap_contains(&intermediate, a) ? "" : "rank=sink; ", name);
         fprintf(os, "%" PRIuPTR " -> \"%s\"\n", id, name);
     }
     fputs("}", os);

@@ -1,5 +1,5 @@
 /* Owns the failure path of the debug-build list checks (list.h). */
-#include "compile/list.h"
+#include "runtime/list.h"
 
 #include <stdio.h>
 #include <stdlib.h>

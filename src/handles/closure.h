@@ -1,9 +1,9 @@
-/* The closure object behind an mlx_closure handle (ctx points at it). Shared
+/* The closure object behind an mlx_closure handle (ctx points at it), used
  * by src/api/closure.c (the handle functions) and src/compile/ (compiled
  * closures). Refcounted: mlx_closure_set takes a reference, mlx_closure_free
  * drops one, and the payload destructor runs once, when the last goes. */
-#ifndef MC_API_CLOSURE_IMPL_H
-#define MC_API_CLOSURE_IMPL_H
+#ifndef MC_HANDLES_CLOSURE_H
+#define MC_HANDLES_CLOSURE_H
 
 #include <stdatomic.h>
 
@@ -24,11 +24,9 @@ struct mc_closure {
  * payload is handed over with the call: if the closure cannot be made (all
  * three functions NULL, or out of memory), dtor(payload) has run. If more
  * than one function is given, fun wins over fun_payload over fun_unary. */
-mc_closure *mc_closure_create(const char *fn,
-                              int (*fun)(mlx_vector_array *, const mlx_vector_array),
+mc_closure *mc_closure_create(const char *fn, int (*fun)(mlx_vector_array *, const mlx_vector_array),
                               int (*fun_payload)(mlx_vector_array *, const mlx_vector_array, void *),
-                              int (*fun_unary)(mlx_array *, const mlx_array), void *payload,
-                              void (*dtor)(void *));
+                              int (*fun_unary)(mlx_array *, const mlx_array), void *payload, void (*dtor)(void *));
 mc_closure *mc_closure_retain(mc_closure *c);
 /* Drops one reference; at zero runs dtor(payload) (outside any library
  * lock) and frees the closure. NULL is ignored. */

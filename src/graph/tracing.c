@@ -1,0 +1,8 @@
+/* Owns the per-thread transform depth of tracing.h. */
+#include "graph/tracing.h"
+
+static _Thread_local int depth;
+
+void mc_tracing_enter(void) { depth++; }
+void mc_tracing_leave(void) { depth--; }
+bool mc_tracing(void) { return depth > 0; }
