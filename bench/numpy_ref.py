@@ -151,6 +151,15 @@ SECTIONS = {"ew": bench_ew, "unary": bench_unary, "reduce": bench_reduce,
             "matmul": bench_matmul, "sort": bench_sort}
 
 
+def bench_random():
+    g = np.random.default_rng(0)
+    report("random_normal_16M", 1, lambda: g.standard_normal(N16M, dtype=np.float32), 2, 21)
+    report("random_uniform_16M", 1, lambda: g.random(N16M, dtype=np.float32), 2, 21)
+
+
+SECTIONS["random"] = bench_random
+
+
 def main():
     """Usage: numpy_ref.py [section...] (sections as bench_ops takes)."""
     info("program", "numpy_ref")

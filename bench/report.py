@@ -345,6 +345,27 @@ def build(figs, info, meta):
       "scale further than the copy loop does.")
     w("")
 
+    w("## Random numbers")
+    w("")
+    w(HEAD)
+    w(r.row("normal 16M float32", ("mlx", "random_normal_16M", 2),
+            ("numpy", "random_normal_16M", 1), "numpy `default_rng().standard_normal(dtype=float32)`", 3.0))
+    w(r.row("uniform 16M float32", ("mlx", "random_uniform_16M", 2),
+            ("numpy", "random_uniform_16M", 1), "numpy `default_rng().random(dtype=float32)`", 3.0))
+    w(r.row("normal 16M, 2 threads vs 1", ("mlx", "random_normal_16M", 2),
+            ("mlx", "random_normal_16M", 1), "ours on 1 thread", None))
+    w(r.row("uniform 16M vs memset 64 MiB", ("mlx", "random_uniform_16M", 2),
+            ("ref", "memset_64MiB", 1), "memset of the same bytes", None))
+    w(r.row("bits 16M vs memset 64 MiB", ("mlx", "random_bits_16M", 2),
+            ("ref", "memset_64MiB", 1), "memset of the same bytes", None))
+    w("")
+    w("Our figures include allocating and first-touching the 64 MiB result, "
+      "as numpy's do. normal and uniform are MLX 0.31.1's numbers bit for "
+      "bit (threefry2x32, MLX's erfinv with glibc's logf), computed in one "
+      "pass per chunk of counters across the pool (simd/random_dist.c); "
+      "the memset row is the floor for writing the same bytes.")
+    w("")
+
     w("## compile")
     w("")
     w("A compiled 10-op elementwise function (add, multiply, subtract, "

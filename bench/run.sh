@@ -26,7 +26,7 @@ if [ ! -f "$build/build.ninja" ]; then
 else
     meson configure "$build" -Dbuildtype=release -Dbench=true >/dev/null
 fi
-ninja -C "$build" -j2 bench/bench_ops bench/bench_compile
+ninja -C "$build" -j2 bench/bench_ops bench/bench_compile bench/bench_random
 
 results=$build/bench-results
 rm -rf "$results"
@@ -80,6 +80,8 @@ for r in $(seq 1 "$rounds"); do
         fi
     done
     "${noblas[@]}" "$build/bench/bench_compile" > "$results/compile-$r.txt"
+    "${noblas[@]}" "$py" "$root/bench/numpy_ref.py" random > "$results/numpy-random-$r.txt"
+    "${noblas[@]}" "$build/bench/bench_random" > "$results/random-$r.txt"
 done
 echo "META load_after=$(cut -d' ' -f1 /proc/loadavg)" >> "$results/meta.txt"
 echo "META seconds=$(( $(date +%s) - start ))" >> "$results/meta.txt"

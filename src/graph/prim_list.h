@@ -56,6 +56,11 @@
     /* linear algebra (prims_matmul.c, BLAS calls in blas.c) */                                    \
     X(MC_PRIM_MATMUL, mc_prim_matmul)                                                              \
     X(MC_PRIM_ADDMM, mc_prim_addmm)                                                                \
+    /* random numbers from a key (prims_random.c) */                                              \
+    X(MC_PRIM_RANDOM_BITS, mc_prim_random_bits)                                                    \
+    X(MC_PRIM_RANDOM_DIST, mc_prim_random_dist)                                                    \
+    X(MC_PRIM_RANDOM_PERMUTATION, mc_prim_random_permutation)                                      \
+    X(MC_PRIM_SVD, mc_prim_svd) /* multivariate_normal's square root of cov */                      \
     /* a fused elementwise chain built by compile (prims_fused.c) */                               \
     X(MC_PRIM_FUSED, mc_prim_fused)
 
