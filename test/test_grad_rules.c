@@ -718,6 +718,62 @@ static void test_value_and_grad_of_a_chain_keeps_only_its_activations(void **sta
     mlx_array_free(x);
 }
 
+/* uniform(low, high) and normal(loc, scale) are linear in their parameters
+ * (MLX composes low + (high - low) u and loc + scale e): the gradients of
+ * their sums over 64 draws are 64 - sum(u) and sum(u), and 64 and sum(e),
+ * u and e the standard draws of the same key. */
+static int draw_kind; /* 0 uniform, 1 normal */
+
+static int draw_sum(mlx_vector_array *res, const mlx_vector_array in)
+{
+    const int shape[1] = {64};
+    mlx_array a = get(in, 0), b = get(in, 1), key = mlx_array_new(), r = mlx_array_new();
+    int rc = mlx_random_key(&key, 7) ||
+             (draw_kind == 0 ? mlx_random_uniform(&r, a, b, shape, 1, MLX_FLOAT32, key, tu_stream())
+                             : mlx_random_normal_broadcast(&r, shape, 1, MLX_FLOAT32, a, b, key, tu_stream())) ||
+             mlx_sum(&r, r, false, tu_stream()) || mlx_vector_array_set_value(res, r);
+    tu_free_n((mlx_array[]){a, b, key, r}, 4);
+    return rc;
+}
+
+static double standard_sum(int kind)
+{
+    const int shape[1] = {64};
+    mlx_array key = mlx_array_new(), r = mlx_array_new(), zero = mlx_array_new_float(0), one = mlx_array_new_float(1);
+    assert_int_equal(mlx_random_key(&key, 7), 0);
+    assert_int_equal(kind == 0 ? mlx_random_uniform(&r, zero, one, shape, 1, MLX_FLOAT32, key, tu_stream())
+                               : mlx_random_normal(&r, shape, 1, MLX_FLOAT32, 0, 1, key, tu_stream()),
+                     0);
+    assert_int_equal(mlx_sum(&r, r, false, tu_stream()), 0);
+    assert_int_equal(mlx_array_eval(r), 0);
+    double v = tu_get(r, 0);
+    tu_free_n((mlx_array[]){key, r, zero, one}, 4);
+    return v;
+}
+
+static void test_uniform_and_normal_are_differentiable_in_their_parameters(void **state)
+{
+    (void)state;
+    const int args[2] = {0, 1};
+    mlx_closure f = mlx_closure_new_func(draw_sum);
+    for (draw_kind = 0; draw_kind < 2; draw_kind++) {
+        mlx_array a = mlx_array_new_float(draw_kind ? 0.5f : -1), b = mlx_array_new_float(draw_kind ? 2 : 3);
+        mlx_vector_array in = mlx_vector_array_new();
+        mlx_vector_array_append_value(in, a);
+        mlx_vector_array_append_value(in, b);
+        mlx_vector_array g = grads_of(f, args, 2, in, NULL);
+        mlx_array ga = get(g, 0), gb = get(g, 1);
+        double s = standard_sum(draw_kind);
+        double want_a = draw_kind == 0 ? 64 - s : 64, want_b = s;
+        if (fabs(tu_get(ga, 0) - want_a) > 1e-3 || fabs(tu_get(gb, 0) - want_b) > 1e-3)
+            fail_msg("kind %d: got %g %g, want %g %g", draw_kind, tu_get(ga, 0), tu_get(gb, 0), want_a, want_b);
+        tu_free_n((mlx_array[]){a, b, ga, gb}, 4);
+        mlx_vector_array_free(g);
+        mlx_vector_array_free(in);
+    }
+    mlx_closure_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -735,6 +791,7 @@ int main(void)
         cmocka_unit_test_teardown(test_gradients_of_gradients, tu_test_teardown),
         cmocka_unit_test_teardown(test_a_100000_op_chain_differentiates, tu_test_teardown),
         cmocka_unit_test_teardown(test_value_and_grad_of_a_chain_keeps_only_its_activations, tu_test_teardown),
+        cmocka_unit_test_teardown(test_uniform_and_normal_are_differentiable_in_their_parameters, tu_test_teardown),
         cmocka_unit_test_teardown(test_the_calls_of_mlx_c_example_grad, tu_test_teardown),
         cmocka_unit_test_teardown(test_a_compiled_value_and_grad_runs_on_many_threads, tu_test_teardown),
     };

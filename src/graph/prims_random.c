@@ -37,10 +37,12 @@ static void read_key(const mc_array *key, uint32_t k[2])
 
 /* -- gradients -------------------------------------------------------------
  * RandomBits and RandomPermutation: the key is uint32 and the output
- * integer, so zeros (mc_vjp_zeros), as for ArgReduce. RandomDist and SVD
- * would need their own rules (MLX differentiates through the ops it
- * composes: uniform's low/high, normal's loc/scale; SVD's factors): until
- * they exist, asking for one is an error rather than a silent zero. */
+ * integer, so zeros (mc_vjp_zeros), as for ArgReduce. RandomDist's uniform
+ * and normal are linear in their parameters, as MLX's compositions are
+ * (low + (high - low) u, loc + scale e): their rules below draw u or e
+ * again from the same key. truncated_normal's bounds and SVD would need
+ * rules of their own: until they exist, asking for one is an error rather
+ * than a silent zero. */
 static int no_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
 {
     (void)vjps, (void)cot, (void)argnums, (void)nargs;
@@ -196,13 +198,97 @@ static int dist_eval(mc_array *out, mc_array *const *in, int n, const void *para
     return 0;
 }
 
+/* The standard draw behind a uniform or normal node: the same key and
+ * shape with low 0 and range 1 (u), or scale 1 and no loc (e), which the
+ * node's output is linear in. */
+static mc_array *standard_draw(mc_gb *s, mc_array *node)
+{
+    mc_random_dist_params p = *(const mc_random_dist_params *)node->params;
+    mc_array *in[3] = {node->inputs[0], NULL, NULL};
+    if (p.kind == MC_RD_UNIFORM) {
+        in[1] = mc_gb_scalar(s, 0, node->dtype);
+        in[2] = mc_gb_scalar(s, 1, node->dtype);
+    } else {
+        in[1] = mc_gb_scalar(s, 1, node->dtype);
+        p.n_params = 1;
+    }
+    if (s->failed)
+        return NULL;
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_RANDOM_DIST, in, 1 + p.n_params, &p, sizeof p));
+}
+
+/* Whether parameter input i (1 or 2) multiplies the standard draw. */
+static bool scales_draw(const mc_random_dist_params *p, int i)
+{
+    return p->kind == MC_RD_UNIFORM ? i == 2 : i == 1;
+}
+
+static bool linear_kind(const mc_random_dist_params *p)
+{
+    return p->kind == MC_RD_UNIFORM || p->kind == MC_RD_NORMAL;
+}
+
+/* g summed down to a parameter's shape (one element, or the output's). */
+static mc_array *to_param_shape(mc_gb *s, mc_array *g, const mc_array *param)
+{
+    if (param->size == 1 && g) {
+        int all[MC_MAX_NDIM];
+        for (int d = 0; d < g->ndim; d++)
+            all[d] = d;
+        return mc_gb_reshape(s, mc_gb_sum(s, g, all, g->ndim), param->ndim, param->shape);
+    }
+    return mc_gb_sum_to_shape(s, g, param->ndim, param->shape);
+}
+
+static int dist_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    const mc_random_dist_params *p = node->params;
+    if (!linear_kind(p) && !(nargs == 1 && argnums[0] == 0))
+        return no_vjp(vjps, node, cot, argnums, nargs, fn);
+    for (int k = 0; k < nargs; k++) {
+        int i = argnums[k];
+        mc_gb s;
+        mc_gb_begin(&s, fn);
+        mc_array *g;
+        if (i == 0)
+            g = mc_gb_zeros_like(&s, node->inputs[0]);
+        else if (scales_draw(p, i))
+            g = to_param_shape(&s, mc_gb_op(&s, MC_B_MULTIPLY, cot, standard_draw(&s, node)), node->inputs[i]);
+        else
+            g = to_param_shape(&s, cot, node->inputs[i]);
+        if (mc_vjp_store(vjps, k, &s, g))
+            return 1;
+    }
+    return 0;
+}
+
+static mc_array *dist_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    const mc_random_dist_params *p = node->params;
+    bool params_moved = nargs > 1 || (nargs == 1 && argnums[0] != 0);
+    if (!linear_kind(p) && params_moved)
+        return no_jvp(node, tans, argnums, nargs, fn);
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *r = NULL;
+    for (int k = 0; k < nargs; k++) {
+        if (argnums[k] == 0)
+            continue;
+        mc_array *t = scales_draw(p, argnums[k]) ? mc_gb_op(&s, MC_B_MULTIPLY, tans[k], standard_draw(&s, node))
+                                                 : tans[k];
+        r = r ? mc_gb_op(&s, MC_B_ADD, r, t) : t;
+    }
+    r = r ? mc_gb_broadcast_like(&s, mc_gb_astype(&s, r, node->dtype), node) : mc_gb_zeros_like(&s, node);
+    return mc_gb_finish_ref(&s, r);
+}
+
 const mc_prim_info mc_prim_random_dist = {
     .name = "RandomDist",
     .arity = MC_ARITY_ANY,
     .infer = dist_infer,
     .eval = dist_eval,
-    .vjp = no_vjp,
-    .jvp = no_jvp,
+    .vjp = dist_vjp,
+    .jvp = dist_jvp,
     .name_of = dist_name,
 };
 
