@@ -774,6 +774,81 @@ static void test_uniform_and_normal_are_differentiable_in_their_parameters(void 
     mlx_closure_free(f);
 }
 
+/* The custom closure kinds hold their function and payload like the other
+ * closures: apply passes the inputs through, a copy made by _set shares
+ * the payload, whose destructor runs once, when the last handle goes; an
+ * empty handle fails to apply with one message. */
+static int dtor_runs;
+static void count_dtor(void *p) { dtor_runs += *(int *)p; }
+
+/* Returns its third list (the outputs, for a vjp rule), with the payload's
+ * value checked. */
+static int custom_third(mlx_vector_array *res, const mlx_vector_array a, const mlx_vector_array b,
+                        const mlx_vector_array c, void *payload)
+{
+    (void)a;
+    (void)b;
+    return *(int *)payload == 1 ? mlx_vector_array_set(res, c) : 1;
+}
+
+static int jvp_count(mlx_vector_array *res, const mlx_vector_array a, const mlx_vector_array b, const int *argnums,
+                     size_t n)
+{
+    (void)b;
+    (void)argnums;
+    mlx_array k = mlx_array_new_float((float)n);
+    int rc = mlx_vector_array_set(res, a) || mlx_vector_array_append_value(*res, k);
+    mlx_array_free(k);
+    return rc;
+}
+
+static int vmap_axes(mlx_vector_array *res_0, mlx_vector_int *res_1, const mlx_vector_array in, const int *axes,
+                     size_t n)
+{
+    int copy[8];
+    for (size_t i = 0; i < n && i < 8; i++)
+        copy[i] = axes[i];
+    return mlx_vector_array_set(res_0, in) || mlx_vector_int_set_data(res_1, copy, n < 8 ? n : 8);
+}
+
+static void test_custom_closure_kinds_hold_and_apply_their_functions(void **state)
+{
+    (void)state;
+    static int one = 1;
+    dtor_runs = 0;
+    mlx_array x = mlx_array_new_float(3);
+    mlx_vector_array v = mlx_vector_array_new_value(x), r = mlx_vector_array_new();
+
+    mlx_closure_custom c = mlx_closure_custom_new_func_payload(custom_third, &one, count_dtor);
+    mlx_closure_custom copy = mlx_closure_custom_new();
+    assert_int_equal(mlx_closure_custom_set(&copy, c), 0);
+    assert_int_equal(mlx_closure_custom_free(c), 0);
+    assert_int_equal(dtor_runs, 0);
+    assert_int_equal(mlx_closure_custom_apply(&r, copy, v, v, v), 0);
+    assert_int_equal(mlx_vector_array_size(r), 1);
+    assert_int_equal(mlx_closure_custom_free(copy), 0);
+    assert_int_equal(dtor_runs, 1);
+
+    mlx_closure_custom_jvp j = mlx_closure_custom_jvp_new_func(jvp_count);
+    const int argnums[2] = {0, 1};
+    assert_int_equal(mlx_closure_custom_jvp_apply(&r, j, v, v, argnums, 2), 0);
+    assert_int_equal(mlx_vector_array_size(r), 2);
+    mlx_closure_custom_jvp_free(j);
+
+    mlx_closure_custom_vmap m = mlx_closure_custom_vmap_new_func(vmap_axes);
+    mlx_vector_int axes = mlx_vector_int_new();
+    assert_int_equal(mlx_closure_custom_vmap_apply(&r, &axes, m, v, argnums, 2), 0);
+    assert_int_equal(mlx_vector_int_size(axes), 2);
+    mlx_closure_custom_vmap_free(m);
+
+    assert_int_not_equal(mlx_closure_custom_apply(&r, mlx_closure_custom_new(), v, v, v), 0);
+    tu_expect_error("[mlx_closure_custom_apply] Expected a non-empty mlx_closure_custom");
+    mlx_vector_int_free(axes);
+    mlx_vector_array_free(v);
+    mlx_vector_array_free(r);
+    mlx_array_free(x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -792,6 +867,7 @@ int main(void)
         cmocka_unit_test_teardown(test_a_100000_op_chain_differentiates, tu_test_teardown),
         cmocka_unit_test_teardown(test_value_and_grad_of_a_chain_keeps_only_its_activations, tu_test_teardown),
         cmocka_unit_test_teardown(test_uniform_and_normal_are_differentiable_in_their_parameters, tu_test_teardown),
+        cmocka_unit_test_teardown(test_custom_closure_kinds_hold_and_apply_their_functions, tu_test_teardown),
         cmocka_unit_test_teardown(test_the_calls_of_mlx_c_example_grad, tu_test_teardown),
         cmocka_unit_test_teardown(test_a_compiled_value_and_grad_runs_on_many_threads, tu_test_teardown),
     };
