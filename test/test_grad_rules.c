@@ -849,6 +849,167 @@ static void test_custom_closure_kinds_hold_and_apply_their_functions(void **stat
     mlx_array_free(x);
 }
 
+/* MLX's test_custom_function: custom_function(exp) with no rules is exp;
+ * a vjp rule returning 42 overrides the gradient while the jvp stays
+ * exp's own; a jvp rule returning 7 dx overrides the jvp. */
+static int exp_fn(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_array x = get(in, 0), e = mlx_array_new();
+    int rc = mlx_exp(&e, x, tu_stream()) || mlx_vector_array_set_value(res, e);
+    tu_free_n((mlx_array[]){x, e}, 2);
+    return rc;
+}
+
+static int vjp_42(mlx_vector_array *res, const mlx_vector_array primals, const mlx_vector_array cots,
+                  const mlx_vector_array outs)
+{
+    (void)cots;
+    (void)outs;
+    mlx_array x = get(primals, 0), k = mlx_array_new_float(42), g = mlx_array_new();
+    int rc = mlx_ones_like(&g, x, tu_stream()) || mlx_multiply(&g, g, k, tu_stream()) ||
+             mlx_vector_array_set_value(res, g);
+    tu_free_n((mlx_array[]){x, k, g}, 3);
+    return rc;
+}
+
+static int jvp_7(mlx_vector_array *res, const mlx_vector_array primals, const mlx_vector_array tans,
+                 const int *argnums, size_t n)
+{
+    (void)primals;
+    (void)argnums;
+    (void)n;
+    mlx_array t = get(tans, 0), k = mlx_array_new_float(7), g = mlx_array_new();
+    int rc = mlx_multiply(&g, t, k, tu_stream()) || mlx_vector_array_set_value(res, g);
+    tu_free_n((mlx_array[]){t, k, g}, 3);
+    return rc;
+}
+
+/* grad and jvp of f at 1: into *g and *j */
+static void grad_and_jvp_at_one(mlx_closure f, double *g, double *j)
+{
+    mlx_array one = mlx_array_new_float(1);
+    mlx_vector_array in = vec1(one), vals, o = mlx_vector_array_new(), d = mlx_vector_array_new();
+    int arg = 0;
+    mlx_vector_array gr = grads_of(f, &arg, 1, in, &vals);
+    mlx_array g0 = get(gr, 0);
+    *g = tu_get(g0, 0);
+    assert_int_equal(mlx_jvp(&o, &d, f, in, in), 0);
+    mlx_array d0 = get(d, 0);
+    *j = tu_get(d0, 0);
+    tu_free_n((mlx_array[]){one, g0, d0}, 3);
+    mlx_vector_array bufs[] = {in, vals, o, d, gr};
+    for (int i = 0; i < 5; i++)
+        mlx_vector_array_free(bufs[i]);
+}
+
+static void test_custom_functions_override_the_rules_they_are_given(void **state)
+{
+    (void)state;
+    double g, j, e = exp(1.0);
+    mlx_closure f = mlx_closure_new_func(exp_fn), c = mlx_closure_new();
+    mlx_closure_custom v = mlx_closure_custom_new_func(vjp_42);
+    mlx_closure_custom_jvp jv = mlx_closure_custom_jvp_new_func(jvp_7);
+    mlx_closure_custom_vmap none = mlx_closure_custom_vmap_new();
+
+    assert_int_equal(mlx_custom_function(&c, f, mlx_closure_custom_new(), mlx_closure_custom_jvp_new(), none), 0);
+    assert_ptr_equal(c.ctx, f.ctx); /* no rules: the function itself, as MLX */
+    grad_and_jvp_at_one(c, &g, &j);
+    assert_true(fabs(g - e) < 1e-5 && fabs(j - e) < 1e-5);
+
+    assert_int_equal(mlx_custom_vjp(&c, f, v), 0);
+    grad_and_jvp_at_one(c, &g, &j);
+    assert_true(g == 42 && fabs(j - e) < 1e-5);
+
+    assert_int_equal(mlx_custom_function(&c, f, v, jv, none), 0);
+    grad_and_jvp_at_one(c, &g, &j);
+    assert_true(g == 42 && j == 7);
+
+    assert_int_not_equal(mlx_custom_vjp(&c, f, mlx_closure_custom_new()), 0);
+    tu_expect_error("[custom_vjp]");
+    mlx_closure_free(c);
+    mlx_closure_free(f);
+    mlx_closure_custom_free(v);
+    mlx_closure_custom_jvp_free(jv);
+}
+
+/* Two outputs (x, 2 x) with a vjp rule cot0 + 10 cot1: the gradient of
+ * the sum of both outputs is 11, the rule's answer for both cotangents. */
+static int two_out(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_array x = get(in, 0), two = mlx_array_new_float(2), y = mlx_array_new();
+    int rc = mlx_multiply(&y, x, two, tu_stream());
+    if (!rc) {
+        mlx_vector_array v = mlx_vector_array_new();
+        rc = mlx_vector_array_append_value(v, x) || mlx_vector_array_append_value(v, y) ||
+             mlx_vector_array_set(res, v);
+        mlx_vector_array_free(v);
+    }
+    tu_free_n((mlx_array[]){x, two, y}, 3);
+    return rc;
+}
+
+static int vjp_mix(mlx_vector_array *res, const mlx_vector_array primals, const mlx_vector_array cots,
+                   const mlx_vector_array outs)
+{
+    (void)primals;
+    (void)outs;
+    mlx_array c0 = get(cots, 0), c1 = get(cots, 1), ten = mlx_array_new_float(10), g = mlx_array_new();
+    int rc = mlx_multiply(&g, c1, ten, tu_stream()) || mlx_add(&g, g, c0, tu_stream()) ||
+             mlx_vector_array_set_value(res, g);
+    tu_free_n((mlx_array[]){c0, c1, ten, g}, 4);
+    return rc;
+}
+
+static void test_a_custom_vjp_of_several_outputs_sees_every_cotangent(void **state)
+{
+    (void)state;
+    mlx_closure f = mlx_closure_new_func(two_out), c = mlx_closure_new();
+    mlx_closure_custom v = mlx_closure_custom_new_func(vjp_mix);
+    assert_int_equal(mlx_custom_vjp(&c, f, v), 0);
+    mlx_array x = mlx_array_new_float(3), one = mlx_array_new_float(1);
+    mlx_vector_array in = vec1(x), cots = mlx_vector_array_new(), o = mlx_vector_array_new(),
+                     g = mlx_vector_array_new();
+    mlx_vector_array_append_value(cots, one);
+    mlx_vector_array_append_value(cots, one);
+    assert_int_equal(mlx_vjp(&o, &g, c, in, cots), 0);
+    mlx_array g0 = get(g, 0), o1 = get(o, 1);
+    expect_values(g0, MLX_FLOAT32, (const double[]){11}, 1);
+    expect_values(o1, MLX_FLOAT32, (const double[]){6}, 1);
+    tu_free_n((mlx_array[]){x, one, g0, o1}, 4);
+    mlx_vector_array bufs[] = {in, cots, o, g};
+    for (int i = 0; i < 4; i++)
+        mlx_vector_array_free(bufs[i]);
+    mlx_closure_free(c);
+    mlx_closure_free(f);
+    mlx_closure_custom_free(v);
+}
+
+/* checkpoint: the same values and gradients, the backward pass running
+ * the function again (its outputs stand behind stop_gradient, so none of
+ * the first run's activations is kept for it). */
+static void test_checkpoint_gives_the_same_values_and_gradients(void **state)
+{
+    (void)state;
+    mlx_closure f = mlx_closure_new_func(sin_chain), c = mlx_closure_new();
+    assert_int_equal(mlx_checkpoint(&c, f), 0);
+    const float v[4] = {0.1f, 0.2f, 0.3f, 0.4f};
+    int shape[1] = {4};
+    mlx_array x = tu_f32(v, shape, 1);
+    mlx_vector_array in = vec1(x), vf, vc;
+    int arg = 0;
+    mlx_vector_array gf = grads_of(f, &arg, 1, in, &vf), gc = grads_of(c, &arg, 1, in, &vc);
+    mlx_array a = get(gf, 0), b = get(gc, 0), va = get(vf, 0), vb = get(vc, 0);
+    for (size_t i = 0; i < 4; i++)
+        assert_true(tu_get(a, i) == tu_get(b, i));
+    assert_true(tu_get(va, 0) == tu_get(vb, 0));
+    tu_free_n((mlx_array[]){x, a, b, va, vb}, 5);
+    mlx_vector_array bufs[] = {in, vf, vc, gf, gc};
+    for (int i = 0; i < 5; i++)
+        mlx_vector_array_free(bufs[i]);
+    mlx_closure_free(c);
+    mlx_closure_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -868,6 +1029,9 @@ int main(void)
         cmocka_unit_test_teardown(test_value_and_grad_of_a_chain_keeps_only_its_activations, tu_test_teardown),
         cmocka_unit_test_teardown(test_uniform_and_normal_are_differentiable_in_their_parameters, tu_test_teardown),
         cmocka_unit_test_teardown(test_custom_closure_kinds_hold_and_apply_their_functions, tu_test_teardown),
+        cmocka_unit_test_teardown(test_custom_functions_override_the_rules_they_are_given, tu_test_teardown),
+        cmocka_unit_test_teardown(test_a_custom_vjp_of_several_outputs_sees_every_cotangent, tu_test_teardown),
+        cmocka_unit_test_teardown(test_checkpoint_gives_the_same_values_and_gradients, tu_test_teardown),
         cmocka_unit_test_teardown(test_the_calls_of_mlx_c_example_grad, tu_test_teardown),
         cmocka_unit_test_teardown(test_a_compiled_value_and_grad_runs_on_many_threads, tu_test_teardown),
     };
