@@ -34,6 +34,8 @@
 #pragma weak mlx_sum
 #pragma weak mlx_softmax_axis
 #pragma weak mlx_matmul
+#pragma weak mlx_sort_axis
+#pragma weak mlx_topk_axis
 
 #define N16M (16 * 1024 * 1024)
 #define N1M (1024 * 1024)
@@ -217,7 +219,7 @@ static int run_stream_triad(void *arg)
 
 /* ---- the library's ops ---- */
 
-typedef enum { OP_UNARY, OP_BINARY, OP_SUM, OP_SOFTMAX } op_kind;
+typedef enum { OP_UNARY, OP_BINARY, OP_SUM, OP_SOFTMAX, OP_SORT, OP_TOPK } op_kind;
 
 typedef struct {
     op_kind kind;
@@ -247,6 +249,12 @@ static int run_op(void *arg)
         break;
     case OP_SOFTMAX:
         rc = mlx_softmax_axis(&r, o->x, -1, false, o->s);
+        break;
+    case OP_SORT:
+        rc = mlx_sort_axis(&r, o->x, -1, o->s);
+        break;
+    case OP_TOPK:
+        rc = mlx_topk_axis(&r, o->x, 50, -1, o->s);
         break;
     }
     if (rc == 0)
@@ -402,6 +410,25 @@ static void bench_reduce(mlx_stream st)
     mlx_array_free(p.x);
 }
 
+/* sort of 1M float32 (np.sort) and row-wise top-50 of (512, 32000)
+ * (np.argpartition + np.take_along_axis) */
+static void bench_sort(mlx_stream st)
+{
+    int n[1] = {N1M};
+    op_ctx o = {.kind = OP_SORT, .s = st};
+    o.x = make_input(n, 1, -1, 1, 0.0);
+    for (int t = 1; t <= 2; t++)
+        bench_op("sort_1M", "mlx_sort_axis", mlx_sort_axis != NULL, &o, t, 3, 21);
+    mlx_array_free(o.x);
+
+    int rows[2] = {512, 32000};
+    op_ctx k = {.kind = OP_TOPK, .s = st};
+    k.x = make_input(rows, 2, -1, 1, 0.0);
+    for (int t = 1; t <= 2; t++)
+        bench_op("topk_512x32000", "mlx_topk_axis", mlx_topk_axis != NULL, &k, t, 2, 11);
+    mlx_array_free(k.x);
+}
+
 static void bench_gemm(const char *name, int batch, int n, int threads, mlx_stream st, int warm,
                        int reps)
 {
@@ -463,17 +490,18 @@ static bool wanted(int argc, char **argv, const char *section)
     return false;
 }
 
-/* Usage: bench_ops [section...], sections ew, unary, reduce, matmul (all
+/* Usage: bench_ops [section...], sections ew, unary, reduce, matmul, sort (all
  * when none is named). run.sh runs one section at a time, next to the same
  * section of numpy_ref.py, so that the two are measured seconds apart. */
 int main(int argc, char **argv)
 {
-    static const char *const sections[] = {"ew", "unary", "reduce", "matmul"};
+    static const char *const sections[] = {"ew", "unary", "reduce", "matmul", "sort"};
+    enum { NSECTIONS = sizeof sections / sizeof sections[0] };
     for (int i = 1; i < argc; i++) {
         size_t k = 0;
-        while (k < 4 && strcmp(argv[i], sections[k]) != 0)
+        while (k < NSECTIONS && strcmp(argv[i], sections[k]) != 0)
             k++;
-        if (k == 4) {
+        if (k == NSECTIONS) {
             fprintf(stderr, "bench_ops: unknown section %s\n", argv[i]);
             return 2;
         }
@@ -508,6 +536,8 @@ int main(int argc, char **argv)
         bench_gemm("matmul_1024", 1, 1024, 2, st, 2, 11);
         bench_gemm("matmul_batch64x128", 64, 128, 2, st, 3, 21);
     }
+    if (wanted(argc, argv, "sort"))
+        bench_sort(st);
     mlx_stream_free(st);
     return rc;
 }

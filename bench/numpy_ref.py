@@ -136,8 +136,28 @@ def bench_matmul():
     report("matmul_1024", threads or 0, lambda: a @ b, 2, 11)
 
 
+def bench_sort():
+    x = fill(N1M, -1, 1, 0.0)
+    report("sort_1M", 1, lambda: np.sort(x), 3, 21)
+    m = fill(512 * 32000, -1, 1, 0.0).reshape(512, 32000)
+
+    def topk():
+        i = np.argpartition(m, -50, axis=-1)[:, -50:]
+        return np.take_along_axis(m, i, axis=-1)
+    report("topk_512x32000", 1, topk, 2, 11)
+
+
 SECTIONS = {"ew": bench_ew, "unary": bench_unary, "reduce": bench_reduce,
-            "matmul": bench_matmul}
+            "matmul": bench_matmul, "sort": bench_sort}
+
+
+def bench_random():
+    g = np.random.default_rng(0)
+    report("random_normal_16M", 1, lambda: g.standard_normal(N16M, dtype=np.float32), 2, 21)
+    report("random_uniform_16M", 1, lambda: g.random(N16M, dtype=np.float32), 2, 21)
+
+
+SECTIONS["random"] = bench_random
 
 
 def main():

@@ -304,6 +304,24 @@ def build(figs, info, meta):
             None))
     w("")
 
+    w("## Sorting and selection")
+    w("")
+    w(HEAD)
+    w(r.row("sort 1M float32, one thread", ("mlx", "sort_1M", 1),
+            ("numpy", "sort_1M", 1), "numpy `np.sort(x)`", 1.0))
+    w(r.row("top-50 of (512, 32000), rows", ("mlx", "topk_512x32000", 2),
+            ("numpy", "topk_512x32000", 1),
+            "numpy `argpartition` + `take_along_axis`", 2.0))
+    w(r.row("top-50, one thread", ("mlx", "topk_512x32000", 1),
+            ("numpy", "topk_512x32000", 1),
+            "numpy `argpartition` + `take_along_axis`", None))
+    w("")
+    w("Sort is a stable radix sort on order-keeping keys; topk is MLX's "
+      "partition (libstdc++'s introselect, step for step, its scans done a "
+      "block at a time without branches) and the slice of the last k, so "
+      "the elements come in MLX's order.")
+    w("")
+
     w("## Matmul (OpenBLAS)")
     w("")
     w(HEAD)
@@ -340,6 +358,27 @@ def build(figs, info, meta):
       "memory (ours near the copy loop's time) and how much the memory "
       "system itself gains from a second thread: a memory-bound op cannot "
       "scale further than the copy loop does.")
+    w("")
+
+    w("## Random numbers")
+    w("")
+    w(HEAD)
+    w(r.row("normal 16M float32", ("mlx", "random_normal_16M", 2),
+            ("numpy", "random_normal_16M", 1), "numpy `default_rng().standard_normal(dtype=float32)`", 3.0))
+    w(r.row("uniform 16M float32", ("mlx", "random_uniform_16M", 2),
+            ("numpy", "random_uniform_16M", 1), "numpy `default_rng().random(dtype=float32)`", 3.0))
+    w(r.row("normal 16M, 2 threads vs 1", ("mlx", "random_normal_16M", 2),
+            ("mlx", "random_normal_16M", 1), "ours on 1 thread", None))
+    w(r.row("uniform 16M vs memset 64 MiB", ("mlx", "random_uniform_16M", 2),
+            ("ref", "memset_64MiB", 1), "memset of the same bytes", None))
+    w(r.row("bits 16M vs memset 64 MiB", ("mlx", "random_bits_16M", 2),
+            ("ref", "memset_64MiB", 1), "memset of the same bytes", None))
+    w("")
+    w("Our figures include allocating and first-touching the 64 MiB result, "
+      "as numpy's do. normal and uniform are MLX 0.31.1's numbers bit for "
+      "bit (threefry2x32, MLX's erfinv with glibc's logf), computed in one "
+      "pass per chunk of counters across the pool (simd/random_dist.c); "
+      "the memset row is the floor for writing the same bytes.")
     w("")
 
     w("## compile")

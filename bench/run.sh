@@ -37,7 +37,7 @@ if [ ! -f "$build/build.ninja" ]; then
 else
     meson configure "$build" -Dbuildtype=release -Dbench=true >/dev/null
 fi
-ninja -C "$build" -j2 bench/bench_ops bench/bench_compile bench/bench_grad
+ninja -C "$build" -j2 bench/bench_ops bench/bench_compile bench/bench_random bench/bench_grad
 
 results=$build/bench-results
 rm -rf "$results"
@@ -80,7 +80,7 @@ start=$(date +%s)
 # reference and our figure are measured seconds apart on this noisy host.
 for r in $(seq 1 "$rounds"); do
     echo "round $r/$rounds" >&2
-    for sec in ew unary reduce matmul; do
+    for sec in ew unary reduce matmul sort; do
         "${noblas[@]}" "$py" "$root/bench/numpy_ref.py" "$sec" > "$results/numpy-$sec-$r.txt"
         "${noblas[@]}" "$build/bench/bench_ops" "$sec" > "$results/ops-$sec-$r.txt"
         # The unary ops once more on the AVX2 kernels, for AVX2-only hosts
@@ -94,6 +94,8 @@ for r in $(seq 1 "$rounds"); do
         fi
     done
     "${noblas[@]}" "$build/bench/bench_compile" > "$results/compile-$r.txt"
+    "${noblas[@]}" "$py" "$root/bench/numpy_ref.py" random > "$results/numpy-random-$r.txt"
+    "${noblas[@]}" "$build/bench/bench_random" > "$results/random-$r.txt"
     # The training step: each framework, then ours, back to back. An
     # interpreter that is missing altogether counts as the framework missing.
     for fw in jax mlx torch; do

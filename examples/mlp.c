@@ -7,7 +7,9 @@
  * plus noise, labelled with its centre's class. The example draws its own
  * numbers with a small fixed-seed generator, so every run is the same.
  *
- *   build/examples/mlp [epochs]      (default 5) */
+ *   build/examples/mlp [epochs [samples]]   (default 5 epochs of 8192)
+ *
+ * The test set is a quarter of the training set's size. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,7 +18,7 @@
 
 #include "mlx/c/mlx.h"
 
-enum { IN = 784, HIDDEN = 256, CLASSES = 10, BATCH = 256, TRAIN = 8192, TEST = 2048, NPARAMS = 6 };
+enum { IN = 784, HIDDEN = 256, CLASSES = 10, BATCH = 256, NPARAMS = 6 };
 static const float learning_rate = 0.05f;
 static mlx_stream S; /* the CPU stream every op runs on */
 
@@ -199,11 +201,16 @@ static mlx_array rows(mlx_array a, int from, int cols)
 int main(int argc, char **argv)
 {
     int epochs = argc > 1 ? atoi(argv[1]) : 5;
+    int train_n = argc > 2 ? atoi(argv[2]) : 8192;
+    if (epochs < 0 || train_n < BATCH) {
+        fprintf(stderr, "usage: mlp [epochs [samples >= %d]]\n", BATCH);
+        return 2;
+    }
     S = mlx_default_cpu_stream_new();
     for (int c = 0; c < CLASSES; c++)
         for (int j = 0; j < IN; j++)
             centres[c][j] = 0.4f * normal01();
-    dataset train = make_data(TRAIN), test = make_data(TEST);
+    dataset train = make_data(train_n), test = make_data(train_n / 4);
 
     /* He-style initial weights, zero biases */
     mlx_array params[NPARAMS] = {
@@ -226,7 +233,7 @@ int main(int argc, char **argv)
         clock_gettime(CLOCK_MONOTONIC, &t0);
         double total = 0;
         int batches = 0;
-        for (int b = 0; b + BATCH <= TRAIN; b += BATCH, batches++) {
+        for (int b = 0; b + BATCH <= train_n; b += BATCH, batches++) {
             mlx_vector_array in = mlx_vector_array_new_data(params, NPARAMS), out = mlx_vector_array_new();
             mlx_array xb = rows(train.x, b, IN), yb = rows(train.onehot, b, CLASSES);
             CHECK(mlx_vector_array_append_value(in, xb) || mlx_vector_array_append_value(in, yb));

@@ -4,16 +4,11 @@
  * plain loops over lanes that the compiler vectorises (each lane is
  * independent 32-bit adds, rotates and xors), so it needs no ISA table. */
 #include "simd/random.h"
+#include "simd/threefry_block.h"
 
 #include <string.h>
 
-/* Counters hashed per block: a fixed trip count lets the vectoriser work
- * without a scalar epilogue even at -O2; a short last block is hashed in
- * full and only its first lanes are kept. */
-enum { RB_BLOCK = 64 };
-
-/* Threefish-256's parity constant, which every threefry key schedule adds. */
-#define RB_PARITY 0x1BD11BDAu
+enum { RB_BLOCK = MC_THREEFRY_BLOCK };
 
 void mc_random_key(uint64_t seed, uint32_t key[2])
 {
@@ -21,40 +16,10 @@ void mc_random_key(uint64_t seed, uint32_t key[2])
     key[1] = (uint32_t)seed;
 }
 
-static inline uint32_t rotl(uint32_t v, unsigned r)
-{
-    return (v << r) | (v >> (32 - r));
-}
-
-/* Four mixing steps with the given rotations, then key injection s of the
- * five (s = 1..5, from the schedule ks[] of three words). */
-#define RB_MIX4(r0, r1, r2, r3)                                                                              \
-    do {                                                                                                     \
-        a += b, b = rotl(b, r0) ^ a;                                                                         \
-        a += b, b = rotl(b, r1) ^ a;                                                                         \
-        a += b, b = rotl(b, r2) ^ a;                                                                         \
-        a += b, b = rotl(b, r3) ^ a;                                                                         \
-    } while (0)
-
 static void hash_block(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t *restrict x,
                        uint32_t *restrict y)
 {
-    const uint32_t k2 = k0 ^ k1 ^ RB_PARITY;
-    for (uint32_t l = 0; l < RB_BLOCK; l++) {
-        uint32_t a = c0 + l + k0, b = c1 + l + k1;
-        RB_MIX4(13, 15, 26, 6);
-        a += k1, b += k2 + 1;
-        RB_MIX4(17, 29, 16, 24);
-        a += k2, b += k0 + 2;
-        RB_MIX4(13, 15, 26, 6);
-        a += k0, b += k1 + 3;
-        RB_MIX4(17, 29, 16, 24);
-        a += k1, b += k2 + 4;
-        RB_MIX4(13, 15, 26, 6);
-        a += k2, b += k0 + 5;
-        x[l] = a;
-        y[l] = b;
-    }
+    mc_threefry_block(k0, k1, c0, c1, x, y);
 }
 
 void mc_threefry2x32(const uint32_t key[2], uint32_t c0, uint32_t c1, size_t n, uint32_t *x, uint32_t *y)

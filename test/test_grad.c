@@ -414,6 +414,17 @@ static int f_trace(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_trace(o, x[0], 0, 0, 1, MLX_FLOAT64, s);
 }
+static int f_sort(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_sort_axis(o, x[0], 1, s); }
+static int f_partition(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_partition_axis(o, x[0], 2, 1, s);
+}
+static int f_topk(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_topk_axis(o, x[0], 2, 1, s); }
+static int f_median(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    const int axes[1] = {1};
+    return mlx_median(o, x[0], axes, 1, false, s);
+}
 /* A chain through several families at once, as a model's layer is. */
 static int f_mlp(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
@@ -542,6 +553,11 @@ static const grad_case cases[] = {
     {"put_along_axis", f_put_along_axis, 2, {2, 2}, {{3, 4}, {3, 2}}, -1, 1, 0},
     {"scatter_add_axis", f_scatter_add_axis, 2, {2, 2}, {{1, 4}, {3, 1}}, -1, 1, 0},
     {"trace", f_trace, 1, {2}, {{3, 3}}, -1, 1, 0},
+    /* sorting and selection */
+    {"sort", f_sort, 1, {2}, {{3, 4}}, -1, 1, 0},
+    {"partition", f_partition, 1, {2}, {{2, 5}}, -1, 1, 0},
+    {"topk", f_topk, 1, {2}, {{2, 5}}, -1, 1, 0},
+    {"median", f_median, 1, {2}, {{2, 5}}, -1, 1, 0},
     /* linear algebra */
     {"matmul", f_matmul, 2, {2, 2}, {{2, 3}, {3, 4}}, -1, 1, 0},
     {"matmul_batched_broadcast", f_matmul, 2, {3, 2}, {{2, 2, 3}, {3, 2}}, -1, 1, 0},

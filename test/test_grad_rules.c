@@ -718,6 +718,298 @@ static void test_value_and_grad_of_a_chain_keeps_only_its_activations(void **sta
     mlx_array_free(x);
 }
 
+/* uniform(low, high) and normal(loc, scale) are linear in their parameters
+ * (MLX composes low + (high - low) u and loc + scale e): the gradients of
+ * their sums over 64 draws are 64 - sum(u) and sum(u), and 64 and sum(e),
+ * u and e the standard draws of the same key. */
+static int draw_kind; /* 0 uniform, 1 normal */
+
+static int draw_sum(mlx_vector_array *res, const mlx_vector_array in)
+{
+    const int shape[1] = {64};
+    mlx_array a = get(in, 0), b = get(in, 1), key = mlx_array_new(), r = mlx_array_new();
+    int rc = mlx_random_key(&key, 7) ||
+             (draw_kind == 0 ? mlx_random_uniform(&r, a, b, shape, 1, MLX_FLOAT32, key, tu_stream())
+                             : mlx_random_normal_broadcast(&r, shape, 1, MLX_FLOAT32, a, b, key, tu_stream())) ||
+             mlx_sum(&r, r, false, tu_stream()) || mlx_vector_array_set_value(res, r);
+    tu_free_n((mlx_array[]){a, b, key, r}, 4);
+    return rc;
+}
+
+static double standard_sum(int kind)
+{
+    const int shape[1] = {64};
+    mlx_array key = mlx_array_new(), r = mlx_array_new(), zero = mlx_array_new_float(0), one = mlx_array_new_float(1);
+    assert_int_equal(mlx_random_key(&key, 7), 0);
+    assert_int_equal(kind == 0 ? mlx_random_uniform(&r, zero, one, shape, 1, MLX_FLOAT32, key, tu_stream())
+                               : mlx_random_normal(&r, shape, 1, MLX_FLOAT32, 0, 1, key, tu_stream()),
+                     0);
+    assert_int_equal(mlx_sum(&r, r, false, tu_stream()), 0);
+    assert_int_equal(mlx_array_eval(r), 0);
+    double v = tu_get(r, 0);
+    tu_free_n((mlx_array[]){key, r, zero, one}, 4);
+    return v;
+}
+
+static void test_uniform_and_normal_are_differentiable_in_their_parameters(void **state)
+{
+    (void)state;
+    const int args[2] = {0, 1};
+    mlx_closure f = mlx_closure_new_func(draw_sum);
+    for (draw_kind = 0; draw_kind < 2; draw_kind++) {
+        mlx_array a = mlx_array_new_float(draw_kind ? 0.5f : -1), b = mlx_array_new_float(draw_kind ? 2 : 3);
+        mlx_vector_array in = mlx_vector_array_new();
+        mlx_vector_array_append_value(in, a);
+        mlx_vector_array_append_value(in, b);
+        mlx_vector_array g = grads_of(f, args, 2, in, NULL);
+        mlx_array ga = get(g, 0), gb = get(g, 1);
+        double s = standard_sum(draw_kind);
+        double want_a = draw_kind == 0 ? 64 - s : 64, want_b = s;
+        if (fabs(tu_get(ga, 0) - want_a) > 1e-3 || fabs(tu_get(gb, 0) - want_b) > 1e-3)
+            fail_msg("kind %d: got %g %g, want %g %g", draw_kind, tu_get(ga, 0), tu_get(gb, 0), want_a, want_b);
+        tu_free_n((mlx_array[]){a, b, ga, gb}, 4);
+        mlx_vector_array_free(g);
+        mlx_vector_array_free(in);
+    }
+    mlx_closure_free(f);
+}
+
+/* The custom closure kinds hold their function and payload like the other
+ * closures: apply passes the inputs through, a copy made by _set shares
+ * the payload, whose destructor runs once, when the last handle goes; an
+ * empty handle fails to apply with one message. */
+static int dtor_runs;
+static void count_dtor(void *p) { dtor_runs += *(int *)p; }
+
+/* Returns its third list (the outputs, for a vjp rule), with the payload's
+ * value checked. */
+static int custom_third(mlx_vector_array *res, const mlx_vector_array a, const mlx_vector_array b,
+                        const mlx_vector_array c, void *payload)
+{
+    (void)a;
+    (void)b;
+    return *(int *)payload == 1 ? mlx_vector_array_set(res, c) : 1;
+}
+
+static int jvp_count(mlx_vector_array *res, const mlx_vector_array a, const mlx_vector_array b, const int *argnums,
+                     size_t n)
+{
+    (void)b;
+    (void)argnums;
+    mlx_array k = mlx_array_new_float((float)n);
+    int rc = mlx_vector_array_set(res, a) || mlx_vector_array_append_value(*res, k);
+    mlx_array_free(k);
+    return rc;
+}
+
+static int vmap_axes(mlx_vector_array *res_0, mlx_vector_int *res_1, const mlx_vector_array in, const int *axes,
+                     size_t n)
+{
+    int copy[8];
+    for (size_t i = 0; i < n && i < 8; i++)
+        copy[i] = axes[i];
+    return mlx_vector_array_set(res_0, in) || mlx_vector_int_set_data(res_1, copy, n < 8 ? n : 8);
+}
+
+static void test_custom_closure_kinds_hold_and_apply_their_functions(void **state)
+{
+    (void)state;
+    static int one = 1;
+    dtor_runs = 0;
+    mlx_array x = mlx_array_new_float(3);
+    mlx_vector_array v = mlx_vector_array_new_value(x), r = mlx_vector_array_new();
+
+    mlx_closure_custom c = mlx_closure_custom_new_func_payload(custom_third, &one, count_dtor);
+    mlx_closure_custom copy = mlx_closure_custom_new();
+    assert_int_equal(mlx_closure_custom_set(&copy, c), 0);
+    assert_int_equal(mlx_closure_custom_free(c), 0);
+    assert_int_equal(dtor_runs, 0);
+    assert_int_equal(mlx_closure_custom_apply(&r, copy, v, v, v), 0);
+    assert_int_equal(mlx_vector_array_size(r), 1);
+    assert_int_equal(mlx_closure_custom_free(copy), 0);
+    assert_int_equal(dtor_runs, 1);
+
+    mlx_closure_custom_jvp j = mlx_closure_custom_jvp_new_func(jvp_count);
+    const int argnums[2] = {0, 1};
+    assert_int_equal(mlx_closure_custom_jvp_apply(&r, j, v, v, argnums, 2), 0);
+    assert_int_equal(mlx_vector_array_size(r), 2);
+    mlx_closure_custom_jvp_free(j);
+
+    mlx_closure_custom_vmap m = mlx_closure_custom_vmap_new_func(vmap_axes);
+    mlx_vector_int axes = mlx_vector_int_new();
+    assert_int_equal(mlx_closure_custom_vmap_apply(&r, &axes, m, v, argnums, 2), 0);
+    assert_int_equal(mlx_vector_int_size(axes), 2);
+    mlx_closure_custom_vmap_free(m);
+
+    assert_int_not_equal(mlx_closure_custom_apply(&r, mlx_closure_custom_new(), v, v, v), 0);
+    tu_expect_error("[mlx_closure_custom_apply] Expected a non-empty mlx_closure_custom");
+    mlx_vector_int_free(axes);
+    mlx_vector_array_free(v);
+    mlx_vector_array_free(r);
+    mlx_array_free(x);
+}
+
+/* MLX's test_custom_function: custom_function(exp) with no rules is exp;
+ * a vjp rule returning 42 overrides the gradient while the jvp stays
+ * exp's own; a jvp rule returning 7 dx overrides the jvp. */
+static int exp_fn(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_array x = get(in, 0), e = mlx_array_new();
+    int rc = mlx_exp(&e, x, tu_stream()) || mlx_vector_array_set_value(res, e);
+    tu_free_n((mlx_array[]){x, e}, 2);
+    return rc;
+}
+
+static int vjp_42(mlx_vector_array *res, const mlx_vector_array primals, const mlx_vector_array cots,
+                  const mlx_vector_array outs)
+{
+    (void)cots;
+    (void)outs;
+    mlx_array x = get(primals, 0), k = mlx_array_new_float(42), g = mlx_array_new();
+    int rc = mlx_ones_like(&g, x, tu_stream()) || mlx_multiply(&g, g, k, tu_stream()) ||
+             mlx_vector_array_set_value(res, g);
+    tu_free_n((mlx_array[]){x, k, g}, 3);
+    return rc;
+}
+
+static int jvp_7(mlx_vector_array *res, const mlx_vector_array primals, const mlx_vector_array tans,
+                 const int *argnums, size_t n)
+{
+    (void)primals;
+    (void)argnums;
+    (void)n;
+    mlx_array t = get(tans, 0), k = mlx_array_new_float(7), g = mlx_array_new();
+    int rc = mlx_multiply(&g, t, k, tu_stream()) || mlx_vector_array_set_value(res, g);
+    tu_free_n((mlx_array[]){t, k, g}, 3);
+    return rc;
+}
+
+/* grad and jvp of f at 1: into *g and *j */
+static void grad_and_jvp_at_one(mlx_closure f, double *g, double *j)
+{
+    mlx_array one = mlx_array_new_float(1);
+    mlx_vector_array in = vec1(one), vals, o = mlx_vector_array_new(), d = mlx_vector_array_new();
+    int arg = 0;
+    mlx_vector_array gr = grads_of(f, &arg, 1, in, &vals);
+    mlx_array g0 = get(gr, 0);
+    *g = tu_get(g0, 0);
+    assert_int_equal(mlx_jvp(&o, &d, f, in, in), 0);
+    mlx_array d0 = get(d, 0);
+    *j = tu_get(d0, 0);
+    tu_free_n((mlx_array[]){one, g0, d0}, 3);
+    mlx_vector_array bufs[] = {in, vals, o, d, gr};
+    for (int i = 0; i < 5; i++)
+        mlx_vector_array_free(bufs[i]);
+}
+
+static void test_custom_functions_override_the_rules_they_are_given(void **state)
+{
+    (void)state;
+    double g, j, e = exp(1.0);
+    mlx_closure f = mlx_closure_new_func(exp_fn), c = mlx_closure_new();
+    mlx_closure_custom v = mlx_closure_custom_new_func(vjp_42);
+    mlx_closure_custom_jvp jv = mlx_closure_custom_jvp_new_func(jvp_7);
+    mlx_closure_custom_vmap none = mlx_closure_custom_vmap_new();
+
+    assert_int_equal(mlx_custom_function(&c, f, mlx_closure_custom_new(), mlx_closure_custom_jvp_new(), none), 0);
+    assert_ptr_equal(c.ctx, f.ctx); /* no rules: the function itself, as MLX */
+    grad_and_jvp_at_one(c, &g, &j);
+    assert_true(fabs(g - e) < 1e-5 && fabs(j - e) < 1e-5);
+
+    assert_int_equal(mlx_custom_vjp(&c, f, v), 0);
+    grad_and_jvp_at_one(c, &g, &j);
+    assert_true(g == 42 && fabs(j - e) < 1e-5);
+
+    assert_int_equal(mlx_custom_function(&c, f, v, jv, none), 0);
+    grad_and_jvp_at_one(c, &g, &j);
+    assert_true(g == 42 && j == 7);
+
+    assert_int_not_equal(mlx_custom_vjp(&c, f, mlx_closure_custom_new()), 0);
+    tu_expect_error("[custom_vjp]");
+    mlx_closure_free(c);
+    mlx_closure_free(f);
+    mlx_closure_custom_free(v);
+    mlx_closure_custom_jvp_free(jv);
+}
+
+/* Two outputs (x, 2 x) with a vjp rule cot0 + 10 cot1: the gradient of
+ * the sum of both outputs is 11, the rule's answer for both cotangents. */
+static int two_out(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_array x = get(in, 0), two = mlx_array_new_float(2), y = mlx_array_new();
+    int rc = mlx_multiply(&y, x, two, tu_stream());
+    if (!rc) {
+        mlx_vector_array v = mlx_vector_array_new();
+        rc = mlx_vector_array_append_value(v, x) || mlx_vector_array_append_value(v, y) ||
+             mlx_vector_array_set(res, v);
+        mlx_vector_array_free(v);
+    }
+    tu_free_n((mlx_array[]){x, two, y}, 3);
+    return rc;
+}
+
+static int vjp_mix(mlx_vector_array *res, const mlx_vector_array primals, const mlx_vector_array cots,
+                   const mlx_vector_array outs)
+{
+    (void)primals;
+    (void)outs;
+    mlx_array c0 = get(cots, 0), c1 = get(cots, 1), ten = mlx_array_new_float(10), g = mlx_array_new();
+    int rc = mlx_multiply(&g, c1, ten, tu_stream()) || mlx_add(&g, g, c0, tu_stream()) ||
+             mlx_vector_array_set_value(res, g);
+    tu_free_n((mlx_array[]){c0, c1, ten, g}, 4);
+    return rc;
+}
+
+static void test_a_custom_vjp_of_several_outputs_sees_every_cotangent(void **state)
+{
+    (void)state;
+    mlx_closure f = mlx_closure_new_func(two_out), c = mlx_closure_new();
+    mlx_closure_custom v = mlx_closure_custom_new_func(vjp_mix);
+    assert_int_equal(mlx_custom_vjp(&c, f, v), 0);
+    mlx_array x = mlx_array_new_float(3), one = mlx_array_new_float(1);
+    mlx_vector_array in = vec1(x), cots = mlx_vector_array_new(), o = mlx_vector_array_new(),
+                     g = mlx_vector_array_new();
+    mlx_vector_array_append_value(cots, one);
+    mlx_vector_array_append_value(cots, one);
+    assert_int_equal(mlx_vjp(&o, &g, c, in, cots), 0);
+    mlx_array g0 = get(g, 0), o1 = get(o, 1);
+    expect_values(g0, MLX_FLOAT32, (const double[]){11}, 1);
+    expect_values(o1, MLX_FLOAT32, (const double[]){6}, 1);
+    tu_free_n((mlx_array[]){x, one, g0, o1}, 4);
+    mlx_vector_array bufs[] = {in, cots, o, g};
+    for (int i = 0; i < 4; i++)
+        mlx_vector_array_free(bufs[i]);
+    mlx_closure_free(c);
+    mlx_closure_free(f);
+    mlx_closure_custom_free(v);
+}
+
+/* checkpoint: the same values and gradients, the backward pass running
+ * the function again (its outputs stand behind stop_gradient, so none of
+ * the first run's activations is kept for it). */
+static void test_checkpoint_gives_the_same_values_and_gradients(void **state)
+{
+    (void)state;
+    mlx_closure f = mlx_closure_new_func(sin_chain), c = mlx_closure_new();
+    assert_int_equal(mlx_checkpoint(&c, f), 0);
+    const float v[4] = {0.1f, 0.2f, 0.3f, 0.4f};
+    int shape[1] = {4};
+    mlx_array x = tu_f32(v, shape, 1);
+    mlx_vector_array in = vec1(x), vf, vc;
+    int arg = 0;
+    mlx_vector_array gf = grads_of(f, &arg, 1, in, &vf), gc = grads_of(c, &arg, 1, in, &vc);
+    mlx_array a = get(gf, 0), b = get(gc, 0), va = get(vf, 0), vb = get(vc, 0);
+    for (size_t i = 0; i < 4; i++)
+        assert_true(tu_get(a, i) == tu_get(b, i));
+    assert_true(tu_get(va, 0) == tu_get(vb, 0));
+    tu_free_n((mlx_array[]){x, a, b, va, vb}, 5);
+    mlx_vector_array bufs[] = {in, vf, vc, gf, gc};
+    for (int i = 0; i < 5; i++)
+        mlx_vector_array_free(bufs[i]);
+    mlx_closure_free(c);
+    mlx_closure_free(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -735,6 +1027,11 @@ int main(void)
         cmocka_unit_test_teardown(test_gradients_of_gradients, tu_test_teardown),
         cmocka_unit_test_teardown(test_a_100000_op_chain_differentiates, tu_test_teardown),
         cmocka_unit_test_teardown(test_value_and_grad_of_a_chain_keeps_only_its_activations, tu_test_teardown),
+        cmocka_unit_test_teardown(test_uniform_and_normal_are_differentiable_in_their_parameters, tu_test_teardown),
+        cmocka_unit_test_teardown(test_custom_closure_kinds_hold_and_apply_their_functions, tu_test_teardown),
+        cmocka_unit_test_teardown(test_custom_functions_override_the_rules_they_are_given, tu_test_teardown),
+        cmocka_unit_test_teardown(test_a_custom_vjp_of_several_outputs_sees_every_cotangent, tu_test_teardown),
+        cmocka_unit_test_teardown(test_checkpoint_gives_the_same_values_and_gradients, tu_test_teardown),
         cmocka_unit_test_teardown(test_the_calls_of_mlx_c_example_grad, tu_test_teardown),
         cmocka_unit_test_teardown(test_a_compiled_value_and_grad_runs_on_many_threads, tu_test_teardown),
     };

@@ -40,18 +40,13 @@ int mlx_closure_value_and_grad_apply(mlx_vector_array *res_0, mlx_vector_array *
                                      mlx_closure_value_and_grad cls, const mlx_vector_array input)
 {
     static const char fn[] = "mlx_closure_value_and_grad_apply";
-    mc_fnbox *b = mc_fnbox_checked(cls.ctx, fn, type_name);
-    if (!b)
-        return 1;
     if (!res_0 || !res_1)
         return mc_error("[%s] A result pointer is NULL.", fn);
-    /* held for the call: the function may free the last handle to it */
-    mc_fnbox_retain(b);
-    unsigned long serial = mc_error_serial();
+    unsigned long serial;
+    mc_fnbox *b = mc_fnbox_enter(cls.ctx, fn, type_name, &serial);
+    if (!b)
+        return 1;
     int rc = b->with_payload ? ((vg_fun_payload)b->fun)(res_0, res_1, input, b->payload)
                              : ((vg_fun)b->fun)(res_0, res_1, input);
-    mc_fnbox_release(b);
-    if (rc && mc_error_serial() == serial)
-        mc_error("[%s] The closure's function failed (it returned %d).", fn, rc);
-    return rc ? 1 : 0;
+    return mc_fnbox_leave(b, rc, serial, fn);
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "handles/fnbox.h"
+#include "api/closure_run.h"
 #include "graph/build.h"
 #include "handles/closure.h"
 #include "handles/vector.h"
@@ -16,16 +17,9 @@
 
 /* ---- running a closure for a transform ---- */
 
-typedef struct closure_run {
-    mc_closure *c;
-    const char *fn;
-    bool stop_rest; /* value_and_grad: outputs after the first get no gradient */
-} closure_run;
-
-/* mc_ad_fun over an mlx_closure. */
-static int run_closure(void *ctx, mc_array *const *in, int n, mc_array ***outs, int *nout)
+int mc_run_closure(void *ctx, mc_array *const *in, int n, mc_array ***outs, int *nout)
 {
-    closure_run *r = ctx;
+    mc_closure_run *r = ctx;
     mlx_vector_array args = mc_vec_from(r->fn, in, (size_t)n);
     if (!args.ctx)
         return 1;
@@ -116,7 +110,7 @@ int mlx_vjp(mlx_vector_array *res_0, mlx_vector_array *res_1, const mlx_closure 
         return 1;
     int *argnums = mc_xmalloc((np ? np : 1) * sizeof *argnums);
     mc_array **vjps = mc_xmalloc((np ? np : 1) * sizeof *vjps);
-    closure_run run = {cl, fn, false};
+    mc_closure_run run = {cl, fn, false};
     mc_array **outs;
     int nout, rc = 1;
     if (!argnums || !vjps) {
@@ -124,7 +118,7 @@ int mlx_vjp(mlx_vector_array *res_0, mlx_vector_array *res_1, const mlx_closure 
     } else {
         for (size_t i = 0; i < np; i++)
             argnums[i] = (int)i;
-        if (!mc_vjp(fn, run_closure, &run, p, (int)np, c, (int)nc, argnums, (int)np, &outs, &nout, vjps)) {
+        if (!mc_vjp(fn, mc_run_closure, &run, p, (int)np, c, (int)nc, argnums, (int)np, &outs, &nout, vjps)) {
             rc = store_pair(res_0, res_1, outs, nout, vjps, (int)np, fn);
             vjps = NULL; /* handed over */
         }
@@ -146,10 +140,10 @@ int mlx_jvp(mlx_vector_array *res_0, mlx_vector_array *res_1, const mlx_closure 
         return 1;
     if (np != nt)
         return mc_error("[%s] Number of inputs (%zu) does not match number of tangents (%zu).", fn, np, nt);
-    closure_run run = {cl, fn, false};
+    mc_closure_run run = {cl, fn, false};
     mc_array **outs, **jvps;
     int nout;
-    if (mc_jvp(fn, run_closure, &run, p, t, (int)np, &outs, &nout, &jvps))
+    if (mc_jvp(fn, mc_run_closure, &run, p, t, (int)np, &outs, &nout, &jvps))
         return 1;
     return store_pair(res_0, res_1, outs, nout, jvps, nout, fn);
 }
@@ -206,14 +200,14 @@ static int value_and_grad_apply(mlx_vector_array *res_0, mlx_vector_array *res_1
      * dtype, as MLX */
     float one_f = 1.0f;
     mc_array *one = mc_array_scalar(fn, MLX_FLOAT32, &one_f);
-    closure_run run = {vg->fun, fn, true};
+    mc_closure_run run = {vg->fun, fn, true};
     mc_array **outs;
     int nout, rc = 1;
     if (!argnums || !grads || !one) {
         if (one)
             mc_error_oom(fn, vg->n * sizeof *grads);
     } else if (!normalise_argnums(vg, np, argnums, fn) &&
-               !mc_vjp(fn, run_closure, &run, p, (int)np, &one, 1, argnums, (int)vg->n, &outs, &nout, grads)) {
+               !mc_vjp(fn, mc_run_closure, &run, p, (int)np, &one, 1, argnums, (int)vg->n, &outs, &nout, grads)) {
         rc = store_pair(res_0, res_1, outs, nout, grads, (int)vg->n, fn);
         grads = NULL; /* handed over */
     }

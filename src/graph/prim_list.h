@@ -41,6 +41,11 @@
     X(MC_PRIM_SCAN, mc_prim_scan)                                                                  \
     X(MC_PRIM_SOFTMAX, mc_prim_softmax)                                                            \
     X(MC_PRIM_LOGSUMEXP, mc_prim_logsumexp)                                                        \
+    /* sorting and selection along an axis (prims_sort.c) */                                       \
+    X(MC_PRIM_SORT, mc_prim_sort)                                                                  \
+    X(MC_PRIM_ARGSORT, mc_prim_argsort)                                                            \
+    X(MC_PRIM_PARTITION, mc_prim_partition)                                                        \
+    X(MC_PRIM_ARGPARTITION, mc_prim_argpartition)                                                  \
     /* indexing and layout (prims_index.c) */                                                      \
     X(MC_PRIM_CONCATENATE, mc_prim_concatenate)                                                    \
     X(MC_PRIM_GATHER_AXIS, mc_prim_gather_axis)                                                    \
@@ -51,6 +56,13 @@
     /* linear algebra (prims_matmul.c, BLAS calls in blas.c) */                                    \
     X(MC_PRIM_MATMUL, mc_prim_matmul)                                                              \
     X(MC_PRIM_ADDMM, mc_prim_addmm)                                                                \
+    /* random numbers from a key (prims_random.c) */                                              \
+    X(MC_PRIM_RANDOM_BITS, mc_prim_random_bits)                                                    \
+    X(MC_PRIM_RANDOM_DIST, mc_prim_random_dist)                                                    \
+    X(MC_PRIM_RANDOM_PERMUTATION, mc_prim_random_permutation)                                      \
+    X(MC_PRIM_SVD, mc_prim_svd) /* multivariate_normal's square root of cov */                      \
+    /* a function with its own derivative rules (prims_custom.c) */                               \
+    X(MC_PRIM_CUSTOM, mc_prim_custom)                                                              \
     /* a fused elementwise chain built by compile (prims_fused.c) */                               \
     X(MC_PRIM_FUSED, mc_prim_fused)
 

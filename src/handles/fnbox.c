@@ -57,3 +57,20 @@ mc_fnbox *mc_fnbox_checked(void *ctx, const char *fn, const char *type)
         mc_error("[%s] Expected a non-empty %s (the handle's ctx is NULL).", fn, type);
     return ctx;
 }
+
+mc_fnbox *mc_fnbox_enter(void *ctx, const char *fn, const char *type, unsigned long *serial)
+{
+    mc_fnbox *b = mc_fnbox_checked(ctx, fn, type);
+    if (!b)
+        return NULL;
+    *serial = mc_error_serial();
+    return mc_fnbox_retain(b);
+}
+
+int mc_fnbox_leave(mc_fnbox *b, int rc, unsigned long serial, const char *fn)
+{
+    mc_fnbox_release(b);
+    if (rc && mc_error_serial() == serial)
+        mc_error("[%s] The closure's function failed (it returned %d).", fn, rc);
+    return rc ? 1 : 0;
+}

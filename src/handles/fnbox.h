@@ -31,4 +31,12 @@ int mc_fnbox_set(void **dst, void *src, const char *fn);
 /* The box of a handle's ctx, or NULL with "[fn] ... empty handle" reported. */
 mc_fnbox *mc_fnbox_checked(void *ctx, const char *fn, const char *type);
 
+/* The two halves of a kind's apply: enter checks the handle and takes a
+ * reference for the call (the function may free the last handle to it),
+ * returning the box or NULL with "[fn] ..." reported; leave drops it and,
+ * if the function failed without reporting why, reports that it failed.
+ * Returns 0 or 1. *serial carries the error count between the two. */
+mc_fnbox *mc_fnbox_enter(void *ctx, const char *fn, const char *type, unsigned long *serial);
+int mc_fnbox_leave(mc_fnbox *b, int rc, unsigned long serial, const char *fn);
+
 #endif

@@ -15,7 +15,7 @@ import numpy as np
 
 import build as K
 import shapes as S
-from kinds import Binary, Reduce, Scan, Unary
+from kinds import Binary, Func, Reduce, Scan, Unary
 from mlx import bf16_round
 from rules import (ALL, BOOL, CPLX, FLOAT, INT, REAL, SINT, UINT, at_least_float,
                    promote, sum_dtype)
@@ -293,6 +293,34 @@ def _highest(d):
     return np.inf
 
 
+# ---- sorting (src/ops/sort.c) ---------------------------------------------
+
+def _p_axis(rng, shp, d):
+    return [int(rng.integers(-len(shp), len(shp)))]
+
+
+def _p_median(rng, shp, d):
+    """Distinct axes (in any order, some negative) holding elements, and
+    keepdims; None (draw again) when they hold none."""
+    nd = len(shp)
+    axes = [int(a) for a in rng.permutation(nd)[:int(rng.integers(1, nd + 1))]]
+    if any(shp[a] == 0 for a in axes):
+        return None
+    return [[a - nd if rng.random() < 0.3 else a for a in axes], bool(rng.random() < 0.5)]
+
+
+def _median(x, axes, kd):
+    """MLX's median: the middle of the sorted axes, or the mean of the two
+    middle ones, in at_least_float of the input (float64 here, compared
+    with the output dtype's tolerance)."""
+    ax = tuple(a % x.ndim for a in axes)
+    w = x.astype(np.complex128 if np.iscomplexobj(x) else np.float64)
+    if x.size == 0:  # numpy's median cannot reshape a size-0 array
+        shp = [1 if i in ax else n for i, n in enumerate(x.shape) if kd or i not in ax]
+        return np.zeros(shp, dtype=w.dtype)
+    return np.median(w, axis=ax, keepdims=kd)
+
+
 ROWS = [
     # ---- unary: arithmetic -------------------------------------------------
     Unary("abs", np.abs, ALL, out=_to_float32_if_complex, dom="wide", calc="exact"),
@@ -438,6 +466,22 @@ ROWS = [
     Scan("cummin", lambda v, ax, o: np.minimum.accumulate(v, axis=ax), _highest, REAL),
     Scan("logcumsumexp", lambda v, ax, o: np.logaddexp.accumulate(v, axis=ax),
          lambda d: -np.inf, FLOAT, scale="length"),
+]
+
+ROWS += [
+    # numpy's stable sort orders as MLX's does (NaN last, -0.0 equal to
+    # 0.0, complex64 by real then imaginary part); partition and topk keep
+    # MLX's own order, which test_sort checks against MLX's results.
+    Func("sort", None, lambda x: np.sort(x.reshape(-1), kind="stable")),
+    Func("sort_axis", _p_axis, lambda x, a: np.sort(x, axis=a, kind="stable"), min_ndim=1),
+    Func("argsort", None, lambda x: np.argsort(x.reshape(-1), kind="stable").astype(np.uint32),
+         out="uint32"),
+    Func("argsort_axis", _p_axis,
+         lambda x, a: np.argsort(x, axis=a, kind="stable").astype(np.uint32), out="uint32",
+         min_ndim=1),
+    # MLX: complex64 medians sort lexicographically (numpy's median sorts
+    # complex the same way and averages in complex128)
+    Func("median", _p_median, _median, out="float", min_ndim=1, calc="hi"),
 ]
 
 ROWS += S.ROWS + K.ROWS

@@ -574,6 +574,68 @@ int mlx_logcumsumexp(
     bool inclusive,
     const mlx_stream s);
 
+/* ---- Sorting and selection ---------------------------------------------- */
+
+/* Sorting is stable along axis (the _axis forms) or over the flattened array
+ * (the others, whose result has shape (size,)). NaN sorts after every
+ * number, -0.0 equals 0.0, complex64 orders by real then imaginary part.
+ * The arg forms return uint32 indices. Every result is a new array the
+ * caller frees. They fail for an axis outside [-ndim, ndim). */
+int mlx_sort_axis(mlx_array* res, const mlx_array a, int axis, const mlx_stream s);
+int mlx_sort(mlx_array* res, const mlx_array a, const mlx_stream s);
+int mlx_argsort_axis(
+    mlx_array* res,
+    const mlx_array a,
+    int axis,
+    const mlx_stream s);
+int mlx_argsort(mlx_array* res, const mlx_array a, const mlx_stream s);
+
+/* A copy (or the indices of one) in which the element at position kth is
+ * the one a sort would put there, the smaller ones before it and the
+ * larger ones after it, each placed as MLX places it. kth may be negative
+ * (counting from the end) and fails outside [-n, n) for an axis of n. */
+int mlx_partition_axis(
+    mlx_array* res,
+    const mlx_array a,
+    int kth,
+    int axis,
+    const mlx_stream s);
+int mlx_partition(mlx_array* res, const mlx_array a, int kth, const mlx_stream s);
+int mlx_argpartition_axis(
+    mlx_array* res,
+    const mlx_array a,
+    int kth,
+    int axis,
+    const mlx_stream s);
+int mlx_argpartition(
+    mlx_array* res,
+    const mlx_array a,
+    int kth,
+    const mlx_stream s);
+
+/* The k largest elements along axis (or of the flattened array), in MLX's
+ * order (that of partition at n - k, not sorted). Fails for k outside
+ * [0, n]; k == n returns a itself. */
+int mlx_topk_axis(
+    mlx_array* res,
+    const mlx_array a,
+    int k,
+    int axis,
+    const mlx_stream s);
+int mlx_topk(mlx_array* res, const mlx_array a, int k, const mlx_stream s);
+
+/* The median over the given distinct axes (at least one unless a is 0-d),
+ * as a float type (integers and bool give float32); keepdims keeps them as
+ * size-1 axes. An even count averages the two middle elements. Fails for an
+ * axis out of range, a repeated axis, or axes holding no element. */
+int mlx_median(
+    mlx_array* res,
+    const mlx_array a,
+    const int* axes,
+    size_t axes_num,
+    bool keepdims,
+    const mlx_stream s);
+
 /* ---- Shape and layout ---------------------------------------------------- */
 
 /* Returns a with a new shape of the same size; one entry may be -1 (then

@@ -1,6 +1,6 @@
 /* Transforms: evaluating graphs, and MLX's automatic differentiation
- * (vjp, jvp, value_and_grad). checkpoint and the custom functions are not
- * declared yet (partial, listed in docs/api.md). */
+ * (vjp, jvp, value_and_grad, custom derivative rules, checkpoint). vmap is
+ * not declared yet (partial, listed in docs/api.md). */
 #ifndef MLX_TRANSFORMS_H
 #define MLX_TRANSFORMS_H
 
@@ -26,6 +26,26 @@ extern "C" {
  * reading an array (item, data, tostring, eval) waits for it. Returns 0,
  * or 1 with an error reported. */
 int mlx_async_eval(const mlx_vector_array outputs);
+/* *res becomes fun with its activations not kept for the backward pass:
+ * differentiating it runs fun again (MLX's checkpoint). Returns 0, or 1
+ * with an error reported (fun empty). */
+int mlx_checkpoint(mlx_closure* res, const mlx_closure fun);
+/* *res becomes fun with the derivative rules given (each may be an empty
+ * handle: then fun's own rule is used; with none, *res is fun itself).
+ * fun_vjp maps (primals, cotangents, outputs) to the primals' cotangents,
+ * fun_jvp (primals, tangents, argnums) to the outputs' tangents. fun_vmap
+ * is kept for vmap, which is not implemented yet. Returns 0 or 1. */
+int mlx_custom_function(
+    mlx_closure* res,
+    const mlx_closure fun,
+    const mlx_closure_custom fun_vjp /* may be null */,
+    const mlx_closure_custom_jvp fun_jvp /* may be null */,
+    const mlx_closure_custom_vmap fun_vmap /* may be null */);
+/* mlx_custom_function with a vjp rule only (fun_vjp must not be empty). */
+int mlx_custom_vjp(
+    mlx_closure* res,
+    const mlx_closure fun,
+    const mlx_closure_custom fun_vjp);
 /* Evaluates every array of outputs, sharing the work of common inputs, and
  * returns when all are computed. Returns 0, or 1 with an error reported
  * (the arrays then stay unevaluated). */
