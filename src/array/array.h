@@ -114,6 +114,17 @@ bool mc_array_donatable(const mc_array *in, const mc_array *out);
 /* Moves in's buffer to out (in keeps a view of nothing: it must be dying). */
 void mc_array_donate(mc_array *out, mc_array *in);
 
+/* True if a has exactly this shape. */
+static inline bool mc_array_has_shape(const mc_array *a, int ndim, const int *shape)
+{
+    if (a->ndim != ndim)
+        return false;
+    for (int i = 0; i < ndim; i++)
+        if (a->shape[i] != shape[i])
+            return false;
+    return true;
+}
+
 /* Row-major strides of a shape, in elements. */
 void mc_row_strides(int ndim, const int *shape, int64_t *strides);
 /* Product of the shape with overflow check; false on overflow. */

@@ -18,11 +18,6 @@
 
 /* ---- single nodes ---- */
 
-static bool same_shape(const mc_array *a, int ndim, const int *shape)
-{
-    return a->ndim == ndim && (ndim == 0 || !memcmp(a->shape, shape, sizeof(int) * (size_t)ndim));
-}
-
 mc_array *mc_node_astype(mc_array *a, mlx_dtype dtype, const char *fn)
 {
     if (a->dtype == dtype)
@@ -43,14 +38,14 @@ mc_array *mc_node_dims(int prim, mc_array *a, int ndim, const int *dims, const c
 
 mc_array *mc_node_broadcast(mc_array *a, int ndim, const int *shape, const char *fn)
 {
-    if (same_shape(a, ndim, shape))
+    if (mc_array_has_shape(a, ndim, shape))
         return mc_array_retain(a);
     return mc_node_dims(MC_PRIM_BROADCAST, a, ndim, shape, fn);
 }
 
 mc_array *mc_node_reshape(mc_array *a, int ndim, const int *shape, const char *fn)
 {
-    if (same_shape(a, ndim, shape))
+    if (mc_array_has_shape(a, ndim, shape))
         return mc_array_retain(a);
     size_t size;
     if (!mc_shape_size(ndim, shape, &size) || size != a->size) {
@@ -392,7 +387,7 @@ mc_array *mc_gb_sum_to_shape(mc_gb *s, mc_array *a, int ndim, const int *shape)
 {
     if (s->failed || !a)
         return NULL;
-    if (same_shape(a, ndim, shape))
+    if (mc_array_has_shape(a, ndim, shape))
         return a;
     /* a's shape is shape broadcast: `lead` new leading axes, then axes
      * where shape has 1 and a does not */

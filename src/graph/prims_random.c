@@ -142,7 +142,7 @@ static int dist_infer(mc_meta *out, mc_array *const *in, int n, const void *para
     if (!rdist_type(p->dtype, &t) || !mc_rdist_supports(p->kind, t))
         return mc_error("[%s] Unsupported type %s.", fn, mc_dtype_name(p->dtype));
     for (int i = 1; i < n; i++) {
-        bool same = in[i]->ndim == p->ndim && memcmp(in[i]->shape, p->shape, sizeof(int) * (size_t)p->ndim) == 0;
+        bool same = mc_array_has_shape(in[i], p->ndim, p->shape);
         if (in[i]->dtype != p->dtype || (in[i]->size != 1 && !same))
             return mc_error("[%s] parameter %d must be %s of one element or of the output's shape.", fn, i,
                             mc_dtype_name(p->dtype));

@@ -16,7 +16,7 @@
 
 static mc_array *reshaped(mc_array *x, int ndim, const int *shape, const char *fn)
 {
-    if (x->ndim == ndim && (ndim == 0 || !memcmp(x->shape, shape, sizeof(int) * (size_t)ndim)))
+    if (mc_array_has_shape(x, ndim, shape))
         return mc_array_retain(x);
     return mc_node_dims(MC_PRIM_RESHAPE, x, ndim, shape, fn);
 }

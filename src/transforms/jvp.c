@@ -8,11 +8,6 @@
 #include "runtime/error.h"
 #include "transforms/tape.h"
 
-static bool same_shape(const mc_array *a, const mc_array *b)
-{
-    return a->ndim == b->ndim && (a->ndim == 0 || !memcmp(a->shape, b->shape, sizeof(int) * (size_t)a->ndim));
-}
-
 /* Tangents by node: index into tans[], which parallels copies then nodes. */
 typedef struct tangents {
     mc_ptrmap index_of;
@@ -36,41 +31,28 @@ static mc_array *tangent_of(const tangents *g, const mc_array *node)
     return i ? g->tans[*i] : NULL;
 }
 
-static mc_array *forward_step(const tangents *g, mc_array *node, const char *fn)
+static mc_array *forward_step(const tangents *g, mc_step_scratch *sc, mc_array *node, const char *fn)
 {
-    const mc_prim_info *info = mc_prims[node->prim];
-    if (!info->jvp) {
-        mc_error("[%s] Not implemented for %s.", fn, mc_prim_name(node->prim, node->params));
+    /* every primitive with inputs has a jvp rule (test_primitives) */
+    if (mc_step_scratch_fit(sc, node->n_inputs, fn))
         return NULL;
-    }
-    int n = node->n_inputs;
-    int *args = mc_xmalloc((size_t)n * sizeof *args);
-    mc_array **tans = mc_xmalloc((size_t)n * sizeof *tans);
-    mc_array *r = NULL;
-    if (!args || !tans) {
-        mc_error_oom(fn, (size_t)n * sizeof *tans);
-        goto done;
-    }
-    int nargs = 0;
-    for (int i = 0; i < n; i++) {
+    int *args = sc->args.items, nargs = 0;
+    mc_array **tans = sc->arrs.items;
+    for (int i = 0; i < node->n_inputs; i++) {
         mc_array *t = tangent_of(g, node->inputs[i]);
         if (t) {
             args[nargs] = i;
             tans[nargs++] = t;
         }
     }
-    r = info->jvp(node, tans, args, nargs, fn);
-done:
-    mc_xfree(args);
-    mc_xfree(tans);
-    return r;
+    return mc_prims[node->prim]->jvp(node, tans, args, nargs, fn);
 }
 
 int mc_jvp(const char *fn, mc_ad_fun f, void *ctx, mc_array *const *primals, mc_array *const *tans, int n,
            mc_array ***outs, int *nout, mc_array ***jvps)
 {
     for (int i = 0; i < n; i++)
-        if (!same_shape(primals[i], tans[i]))
+        if (!mc_array_has_shape(primals[i], tans[i]->ndim, tans[i]->shape))
             return mc_error("[%s] Input shape does not match shape of tangent.", fn);
     mc_tape t;
     if (mc_tape_build(&t, fn, f, ctx, primals, n, NULL))
@@ -85,11 +67,13 @@ int mc_jvp(const char *fn, mc_ad_fun f, void *ctx, mc_array *const *primals, mc_
         rc = mc_error_oom(fn, (n + steps + (size_t)t.nout) * sizeof *res);
     for (int i = 0; i < n && !rc; i++)
         rc = put_tangent(&g, t.copies[i], mc_array_retain(tans[i]), fn);
+    mc_step_scratch sc = MC_STEP_SCRATCH_INIT;
     mc_array **nodes = t.nodes.items;
     for (size_t k = 0; k < steps && !rc; k++) {
-        mc_array *tan = forward_step(&g, nodes[k], fn);
+        mc_array *tan = forward_step(&g, &sc, nodes[k], fn);
         rc = tan ? put_tangent(&g, nodes[k], tan, fn) : 1;
     }
+    mc_step_scratch_free(&sc);
     for (int i = 0; i < t.nout && !rc; i++) {
         mc_array *tan = tangent_of(&g, t.outs[i]);
         if (tan) {

@@ -35,6 +35,20 @@ void mc_tape_release(mc_tape *t)
     memset(t, 0, sizeof *t);
 }
 
+int mc_step_scratch_fit(mc_step_scratch *s, int n, const char *fn)
+{
+    size_t need = n > 0 ? (size_t)n : 1;
+    if (mc_darray_reserve(&s->args, need) || mc_darray_reserve(&s->arrs, need))
+        return mc_error_oom(fn, need * (sizeof(int) + sizeof(mc_array *)));
+    return 0;
+}
+
+void mc_step_scratch_free(mc_step_scratch *s)
+{
+    mc_darray_free(&s->args);
+    mc_darray_free(&s->arrs);
+}
+
 int mc_tape_marks(const mc_tape *t, const mc_array *node)
 {
     int *m = mc_walk_value(&t->walk, node);

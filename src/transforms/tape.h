@@ -31,6 +31,20 @@ typedef struct mc_tape {
 int mc_tape_build(mc_tape *t, const char *fn, mc_ad_fun f, void *ctx, mc_array *const *primals, int np,
                   const bool *grad);
 
+/* The per-node arrays a rule is called with (argnums, and the vjps or
+ * tangents), kept across the nodes of one transform so a long tape does
+ * not allocate twice per node. */
+typedef struct mc_step_scratch {
+    mc_darray args; /* int */
+    mc_darray arrs; /* mc_array * (not owned) */
+} mc_step_scratch;
+
+#define MC_STEP_SCRATCH_INIT {MC_DARRAY_INIT(int), MC_DARRAY_INIT(mc_array *)}
+
+/* Room for n of each; 0, or 1 with an out-of-memory error reported. */
+int mc_step_scratch_fit(mc_step_scratch *s, int n, const char *fn);
+void mc_step_scratch_free(mc_step_scratch *s);
+
 /* The marks of node (0 if unseen). */
 int mc_tape_marks(const mc_tape *t, const mc_array *node);
 

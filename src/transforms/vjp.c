@@ -69,11 +69,6 @@ static int cotans_add(cotans *c, const mc_array *node, mc_array *g, const char *
     return 0;
 }
 
-static bool same_shape(const mc_array *a, const mc_array *b)
-{
-    return a->ndim == b->ndim && (a->ndim == 0 || !memcmp(a->shape, b->shape, sizeof(int) * (size_t)a->ndim));
-}
-
 /* Pairs outputs with cotangents as MLX does, storing each cotangent (in
  * its output's dtype) into the map. */
 static int seed_cotangents(cotans *c, const mc_tape *t, mc_array *const *cots, int nc, const char *fn)
@@ -87,7 +82,7 @@ static int seed_cotangents(cotans *c, const mc_tape *t, mc_array *const *cots, i
             return mc_error("[%s] Number of outputs to compute gradients for (%d) does not match number of "
                             "cotangents (%d).",
                             fn, t->nout, nc);
-        if (!same_shape(o, cots[ci])) {
+        if (!mc_array_has_shape(o, cots[ci]->ndim, cots[ci]->shape)) {
             char os[256], cs[256];
             return mc_error("[%s] Output shape %s does not match cotangent shape %s.%s", fn,
                             mc_shape_str(os, sizeof os, o->ndim, o->shape),
@@ -109,36 +104,26 @@ static int seed_cotangents(cotans *c, const mc_tape *t, mc_array *const *cots, i
 
 /* Runs node's vjp rule on its cotangent and hands each input's part to
  * the map. */
-static int backward_step(cotans *c, const mc_tape *t, mc_array *node, mc_array *cot, const char *fn)
+static int backward_step(cotans *c, const mc_tape *t, mc_step_scratch *sc, mc_array *node, mc_array *cot,
+                         const char *fn)
 {
-    const mc_prim_info *info = mc_prims[node->prim];
-    if (!info->vjp)
-        return mc_error("[%s] Not implemented for %s.", fn, mc_prim_name(node->prim, node->params));
-    int argnums[MC_MAX_NDIM], nargs = 0;
-    int cap = node->n_inputs;
-    int *args = cap <= MC_MAX_NDIM ? argnums : mc_xmalloc((size_t)cap * sizeof *args);
-    mc_array **vjps = mc_xmalloc((size_t)(cap ? cap : 1) * sizeof *vjps);
-    int rc = 1;
-    if (!args || !vjps) {
-        mc_error_oom(fn, (size_t)cap * sizeof *vjps);
-        goto done;
-    }
+    /* every primitive with inputs has a vjp rule (test_primitives) */
+    if (mc_step_scratch_fit(sc, node->n_inputs, fn))
+        return 1;
+    int *args = sc->args.items, nargs = 0;
+    mc_array **vjps = sc->arrs.items;
     for (int i = 0; i < node->n_inputs; i++)
         if (mc_tape_marks(t, node->inputs[i]) & MC_TAPE_GRAD)
             args[nargs++] = i;
-    if (info->vjp(vjps, node, cot, args, nargs, fn))
-        goto done;
-    rc = 0;
+    if (mc_prims[node->prim]->vjp(vjps, node, cot, args, nargs, fn))
+        return 1;
+    int rc = 0;
     for (int k = 0; k < nargs; k++) {
         if (rc)
             mc_array_release(vjps[k]);
         else
             rc = cotans_add(c, node->inputs[args[k]], vjps[k], fn);
     }
-done:
-    if (args != argnums)
-        mc_xfree(args);
-    mc_xfree(vjps);
     return rc;
 }
 
@@ -157,12 +142,13 @@ int mc_vjp(const char *fn, mc_ad_fun f, void *ctx, mc_array *const *primals, int
         return 1;
     cotans c = {.slots = MC_DARRAY_INIT(mc_array *)};
     rc = seed_cotangents(&c, &t, cots, nc, fn);
+    mc_step_scratch sc = MC_STEP_SCRATCH_INIT;
     mc_array **nodes = t.nodes.items;
     for (size_t k = t.nodes.len; k > 0 && !rc; k--) {
         mc_array *node = nodes[k - 1];
         mc_array *cot = cotans_take(&c, node);
         if (cot)
-            rc = backward_step(&c, &t, node, cot, fn);
+            rc = backward_step(&c, &t, &sc, node, cot, fn);
         mc_array_release(cot);
         /* the tape's reference: the forward node lives on only where the
          * derivative graph uses it */
@@ -184,6 +170,7 @@ int mc_vjp(const char *fn, mc_ad_fun f, void *ctx, mc_array *const *primals, int
         }
         vjps[k] = g;
     }
+    mc_step_scratch_free(&sc);
     cotans_free(&c);
     if (rc) {
         while (k > 0)
