@@ -32,6 +32,9 @@ HEADERS = [
     ("memory.h", "Memory"),
     ("ops.h", "Ops"),
     ("random.h", "Random numbers"),
+    ("map.h", "Maps"),
+    ("io_types.h", "Readers and writers"),
+    ("io.h", "Loading and saving (.npy, safetensors)"),
     ("cpu.h", "mlx-cpu extensions"),
 ]
 
@@ -140,8 +143,8 @@ def render(lib):
         "and checked by the `api_doc` test.",
         "",
         "**Partial: not implemented yet** (mlx-c v0.6.0 has them; tier 2 of the",
-        "plan): of transforms.h and closure.h the kwargs closure kind and vmap (`mlx_detail_vmap_trace`, `mlx_detail_vmap_replace`); the headers fast.h, fft.h, linalg.h, io.h,",
-        "io_types.h, map.h, export.h, distributed.h, distributed_group.h,",
+        "plan): of transforms.h vmap (`mlx_detail_vmap_trace`, `mlx_detail_vmap_replace`); the headers fast.h, fft.h, linalg.h,",
+        "export.h, distributed.h, distributed_group.h,",
         "metal.h and cuda.h; and the ops of ops.h beyond tier 1 (gather/scatter",
         "other than put_along_axis and scatter_add_axis, convolutions, quantization",
         "among them). Sorting and selection are done.",

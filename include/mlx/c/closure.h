@@ -1,12 +1,13 @@
 /* Closures: a C function (with an optional payload) packaged as a value
  * that maps a list of arrays to a list of arrays. compile takes and returns
  * closures; mlx_value_and_grad returns an mlx_closure_value_and_grad. The
- * custom kinds hold a program's own derivative rules; mlx-c's kwargs kind
- * (it needs map.h) is not here yet (docs/api.md). */
+ * custom kinds hold a program's own derivative rules; the kwargs kind also
+ * takes a map of named arrays. */
 #ifndef MLX_CLOSURE_H
 #define MLX_CLOSURE_H
 
 #include "mlx/c/array.h"
+#include "mlx/c/map.h"
 #include "mlx/c/optional.h"
 #include "mlx/c/stream.h"
 #include "mlx/c/vector.h"
@@ -56,6 +57,38 @@ int mlx_closure_apply(
 /* Returns a closure of one array to one array: fun reads its input and
  * writes its result to *res. Applying it to other than one input fails. */
 mlx_closure mlx_closure_new_unary(int (*fun)(mlx_array*, const mlx_array));
+
+/* A function of a list of arrays and a map of named arrays (keyword
+ * arguments) to a list of arrays. Handles follow mlx_closure_value_and_grad's
+ * rules below (free, set, a payload destructor that runs exactly once).
+ * _apply returns 0, or 1 with one error reported (an empty closure, a NULL
+ * result pointer, or the function failed). */
+typedef struct mlx_closure_kwargs_ {
+  void* ctx;
+} mlx_closure_kwargs;
+mlx_closure_kwargs mlx_closure_kwargs_new(void);
+int mlx_closure_kwargs_free(mlx_closure_kwargs cls);
+mlx_closure_kwargs mlx_closure_kwargs_new_func(
+    int (*fun)(
+        mlx_vector_array*,
+        const mlx_vector_array,
+        const mlx_map_string_to_array));
+mlx_closure_kwargs mlx_closure_kwargs_new_func_payload(
+    int (*fun)(
+        mlx_vector_array*,
+        const mlx_vector_array,
+        const mlx_map_string_to_array,
+        void*),
+    void* payload,
+    void (*dtor)(void*));
+int mlx_closure_kwargs_set(
+    mlx_closure_kwargs* cls,
+    const mlx_closure_kwargs src);
+int mlx_closure_kwargs_apply(
+    mlx_vector_array* res,
+    mlx_closure_kwargs cls,
+    const mlx_vector_array input_0,
+    const mlx_map_string_to_array input_1);
 
 /* A function of a list of arrays to two lists, the values and the
  * gradients, as mlx_value_and_grad makes. Handles follow mlx_closure's
