@@ -35,7 +35,8 @@ int mlx_load_reader(mlx_array *res, mlx_io_reader in_stream, const mlx_stream s)
 {
     static const char fn[] = "load";
     (void)s;
-    mc_iostream *rd = check_out(res, "result", fn) ? NULL : mc_iostream_checked(in_stream.ctx, fn, "mlx_io_reader");
+    mc_iostream *rd =
+        check_out(res, "result", fn) ? NULL : mc_iostream_checked(in_stream.ctx, fn, "mlx_io_reader");
     mc_io_src src;
     if (!rd || mc_io_src_reader(&src, rd, fn))
         return 1;

@@ -7,13 +7,13 @@
 
 mc_iostream *mc_iostream_new(const char *fn, void *desc, mlx_io_vtable vt, bool writer)
 {
-    const char *missing = !vt.is_open             ? "is_open"
-                          : !vt.good              ? "good"
-                          : !vt.label             ? "label"
-                          : writer && !vt.write   ? "write"
-                          : !writer && !vt.read   ? "read"
+    const char *missing = !vt.is_open                     ? "is_open"
+                          : !vt.good                      ? "good"
+                          : !vt.label                     ? "label"
+                          : writer && !vt.write           ? "write"
+                          : !writer && !vt.read           ? "read"
                           : !writer && !vt.read_at_offset ? "read_at_offset"
-                                                  : NULL;
+                                                          : NULL;
     if (missing) {
         mc_error("[%s] The vtable's %s callback is NULL.", fn, missing);
         return NULL;

@@ -23,10 +23,10 @@ typedef enum mc_map_kind { MC_MAP_ARRAY, MC_MAP_STRING } mc_map_kind;
 typedef struct mc_map {
     mc_map_kind kind;
     size_t len, cap;
-    char **keys;      /* len owned keys, in insertion order */
-    mc_array **arrs;  /* MC_MAP_ARRAY: len references, else NULL */
-    char **strs;      /* MC_MAP_STRING: len owned copies, else NULL */
-    size_t *slots;    /* nslots entries: 0 empty, else entry index + 1 */
+    char **keys;     /* len owned keys, in insertion order */
+    mc_array **arrs; /* MC_MAP_ARRAY: len references, else NULL */
+    char **strs;     /* MC_MAP_STRING: len owned copies, else NULL */
+    size_t *slots;   /* nslots entries: 0 empty, else entry index + 1 */
     size_t nslots;
 } mc_map;
 

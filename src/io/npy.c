@@ -213,7 +213,9 @@ int mc_npy_parse_header(const char *text, size_t n, mc_npy_header *h, const char
         return mc_error("[%s] Invalid header in %s: unexpected bytes after the dictionary.", fn, label);
     if (!seen_descr || !seen_order || !seen_shape)
         return mc_error("[%s] Invalid header in %s: the key '%s' is missing.", fn, label,
-                        !seen_descr ? "descr" : !seen_order ? "fortran_order" : "shape");
+                        !seen_descr   ? "descr"
+                        : !seen_order ? "fortran_order"
+                                      : "shape");
     return 0;
 }
 
@@ -334,7 +336,10 @@ int mc_npy_save(mc_io_sink *dst, const mc_array *a, const char *fn)
     int len = snprintf(head + pre, sizeof head - pre, "{'descr': '%s', 'fortran_order': %s, 'shape': (",
                        descr_of(a->dtype), (a->flags & MC_FLAG_COL_CONTIG) ? "True" : "False");
     for (int i = 0; i < a->ndim; i++)
-        len += snprintf(head + pre + len, sizeof head - pre - (size_t)len, a->ndim == 1 ? "%d," : i ? ", %d" : "%d",
+        len += snprintf(head + pre + len, sizeof head - pre - (size_t)len,
+                        a->ndim == 1 ? "%d,"
+                        : i          ? ", %d"
+                                     : "%d",
                         a->shape[i]);
     len += snprintf(head + pre + len, sizeof head - pre - (size_t)len, "), }");
     size_t total = pre + (size_t)len + 1;

@@ -44,16 +44,16 @@ static const mc_st_entry **check_ranges(const mc_st_header *h, uint64_t data_siz
     for (size_t k = 0; k < h->n; k++) {
         const mc_st_entry *e = s[k];
         if (e->end > data_size) {
-            mc_error("[%s] Tensor \"%.200s\" in %s ends at byte %llu of the data, which has %llu bytes.", fn, e->name,
-                     label, (unsigned long long)e->end, (unsigned long long)data_size);
+            mc_error("[%s] Tensor \"%.200s\" in %s ends at byte %llu of the data, which has %llu bytes.", fn,
+                     e->name, label, (unsigned long long)e->end, (unsigned long long)data_size);
             mc_xfree(s);
             return NULL;
         }
         if (e->begin < covered && e->end > e->begin) {
             mc_error("[%s] Tensors \"%.200s\" and \"%.200s\" in %s overlap (data_offsets [%llu, %llu] and [%llu, "
                      "%llu]).",
-                     fn, last->name, e->name, label, (unsigned long long)last->begin, (unsigned long long)last->end,
-                     (unsigned long long)e->begin, (unsigned long long)e->end);
+                     fn, last->name, e->name, label, (unsigned long long)last->begin,
+                     (unsigned long long)last->end, (unsigned long long)e->begin, (unsigned long long)e->end);
             mc_xfree(s);
             return NULL;
         }
@@ -201,7 +201,10 @@ typedef struct keyed {
     size_t index;
 } keyed;
 
-static int cmp_keyed(const void *a, const void *b) { return strcmp(((const keyed *)a)->key, ((const keyed *)b)->key); }
+static int cmp_keyed(const void *a, const void *b)
+{
+    return strcmp(((const keyed *)a)->key, ((const keyed *)b)->key);
+}
 
 /* Indices of m's keys in byte order (as the std::map that MLX's JSON
  * library keeps sorts them). */

@@ -20,14 +20,14 @@ typedef struct mc_st_entry {
     char *name;
     mlx_dtype dtype;
     int ndim;
-    int *shape;           /* ndim dims, owned */
-    uint64_t begin, end;  /* data_offsets, relative to the data section */
+    int *shape;          /* ndim dims, owned */
+    uint64_t begin, end; /* data_offsets, relative to the data section */
 } mc_st_entry;
 
 typedef struct mc_st_header {
     mc_st_entry *e; /* n tensors in header order */
     size_t n, cap;
-    mc_map *meta;   /* MC_MAP_STRING */
+    mc_map *meta; /* MC_MAP_STRING */
 } mc_st_header;
 
 /* Parses the JSON header text[0..n) into *h (which it initializes).

@@ -53,17 +53,17 @@ static bool eat(parser *p, char ch)
     return true;
 }
 
-static bool expect(parser *p, char ch, const char *what)
-{
-    return eat(p, ch) || fail(p, what);
-}
+static bool expect(parser *p, char ch, const char *what) { return eat(p, ch) || fail(p, what); }
 
 static int hex4(const char *s)
 {
     int v = 0;
     for (int k = 0; k < 4; k++) {
         char c = s[k];
-        int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
+        int d = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
         if (d < 0)
             return -1;
         v = v * 16 + d;
@@ -199,7 +199,8 @@ static bool string(parser *p, char **out)
             p->i += 4;
             cp = (unsigned)h;
             if (cp >= 0xd800 && cp <= 0xdbff) {
-                int lo = p->n - p->i >= 6 && p->t[p->i] == '\\' && p->t[p->i + 1] == 'u' ? hex4(p->t + p->i + 2) : -1;
+                int lo =
+                    p->n - p->i >= 6 && p->t[p->i] == '\\' && p->t[p->i + 1] == 'u' ? hex4(p->t + p->i + 2) : -1;
                 if (lo < 0xdc00 || lo > 0xdfff) {
                     mc_xfree(buf);
                     return fail(p, "unpaired surrogate escape");
@@ -340,9 +341,18 @@ static const struct {
     const char *name;
     mlx_dtype dtype;
 } st_dtypes[] = {
-    {"F32", MLX_FLOAT32}, {"F16", MLX_FLOAT16}, {"BF16", MLX_BFLOAT16}, {"I64", MLX_INT64},
-    {"I32", MLX_INT32},   {"I16", MLX_INT16},   {"I8", MLX_INT8},       {"U64", MLX_UINT64},
-    {"U32", MLX_UINT32},  {"U16", MLX_UINT16},  {"U8", MLX_UINT8},      {"BOOL", MLX_BOOL},
+    {"F32", MLX_FLOAT32},
+    {"F16", MLX_FLOAT16},
+    {"BF16", MLX_BFLOAT16},
+    {"I64", MLX_INT64},
+    {"I32", MLX_INT32},
+    {"I16", MLX_INT16},
+    {"I8", MLX_INT8},
+    {"U64", MLX_UINT64},
+    {"U32", MLX_UINT32},
+    {"U16", MLX_UINT16},
+    {"U8", MLX_UINT8},
+    {"BOOL", MLX_BOOL},
     {"C64", MLX_COMPLEX64},
     /* read as its bytes, as MLX does */
     {"F8_E4M3", MLX_UINT8},
@@ -378,8 +388,8 @@ static bool tensor(parser *p, mc_st_entry *e)
                     while (k < sizeof st_dtypes / sizeof st_dtypes[0] && strcmp(st_dtypes[k].name, name) != 0)
                         k++;
                     if (k == sizeof st_dtypes / sizeof st_dtypes[0]) {
-                        mc_error("[%s] Unsupported safetensors dtype \"%.40s\" for tensor \"%.200s\" in %s.", p->fn,
-                                 name, e->name, p->label);
+                        mc_error("[%s] Unsupported safetensors dtype \"%.40s\" for tensor \"%.200s\" in %s.",
+                                 p->fn, name, e->name, p->label);
                         p->failed = true;
                         ok = false;
                     } else {
@@ -421,14 +431,17 @@ static bool tensor(parser *p, mc_st_entry *e)
             return false;
     }
     if (!has_dtype || !has_shape || !has_offsets)
-        return fail(p, !has_dtype ? "a tensor has no \"dtype\"" : !has_shape ? "a tensor has no \"shape\"" : "a tensor has no \"data_offsets\"");
+        return fail(p, !has_dtype   ? "a tensor has no \"dtype\""
+                       : !has_shape ? "a tensor has no \"shape\""
+                                    : "a tensor has no \"data_offsets\"");
     size_t nbytes;
     if (!mc_io_nbytes(e->dtype, e->ndim, shape, &nbytes))
         return fail(p, "a tensor's shape has more elements than can be addressed");
     if (e->begin > e->end || e->end - e->begin != nbytes) {
-        mc_error("[%s] Invalid json header in %s: tensor \"%.200s\" has data_offsets [%llu, %llu] but its dtype and "
-                 "shape take %zu bytes.",
-                 p->fn, p->label, e->name, (unsigned long long)e->begin, (unsigned long long)e->end, nbytes);
+        mc_error(
+            "[%s] Invalid json header in %s: tensor \"%.200s\" has data_offsets [%llu, %llu] but its dtype and "
+            "shape take %zu bytes.",
+            p->fn, p->label, e->name, (unsigned long long)e->begin, (unsigned long long)e->end, nbytes);
         p->failed = true;
         return false;
     }
@@ -445,8 +458,9 @@ static bool tensor(parser *p, mc_st_entry *e)
 static bool metadata(parser *p, mc_map *meta)
 {
     if (eat(p, 'n'))
-        return p->n - p->i >= 3 && memcmp(p->t + p->i, "ull", 3) == 0 ? (p->i += 3, true)
-                                                                      : fail(p, "\"__metadata__\" is not an object");
+        return p->n - p->i >= 3 && memcmp(p->t + p->i, "ull", 3) == 0
+                   ? (p->i += 3, true)
+                   : fail(p, "\"__metadata__\" is not an object");
     if (!expect(p, '{', "\"__metadata__\" is not an object"))
         return false;
     if (eat(p, '}'))

@@ -13,11 +13,11 @@
 #include "handles/iostream.h"
 
 typedef struct mc_io_src {
-    int fd;             /* -1 for a reader */
-    mc_iostream *rd;    /* borrowed, NULL for a file */
-    uint64_t size;      /* file size, UINT64_MAX for a reader */
-    uint64_t pos;       /* next sequential read */
-    const char *label;  /* "file <path>" or the reader's label */
+    int fd;            /* -1 for a reader */
+    mc_iostream *rd;   /* borrowed, NULL for a file */
+    uint64_t size;     /* file size, UINT64_MAX for a reader */
+    uint64_t pos;      /* next sequential read */
+    const char *label; /* "file <path>" or the reader's label */
     char label_buf[256];
 } mc_io_src;
 
