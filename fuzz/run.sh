@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harness fuzz/fuzz_ops.c against a clang build of the
+# Builds the libFuzzer harnesses (fuzz/fuzz_ops.c, the API; fuzz_npy.c and
+# fuzz_safetensors.c, the file formats) against a clang build of the
 # library instrumented for coverage, AddressSanitizer and UBSan (every report
 # fatal), then fuzzes for a fixed time. A crash, sanitizer report, leak or
 # timeout fails the run; its input is written to <build dir>/crash-* (turn it
 # into a test in test/test_fuzz_regressions.c).
-#   fuzz/run.sh [seconds [build dir [extra libFuzzer flags...]]]
-# Defaults: 60 seconds, build-test-fuzz/. New inputs the fuzzer finds go to
-# <build dir>/corpus (the seeds in fuzz/corpus are only read).
+#   fuzz/run.sh [seconds [build dir [target [extra libFuzzer flags...]]]]
+# Defaults: 60 seconds, build-test-fuzz/, target "all": ops gets half the
+# time, npy and safetensors a quarter each (a named target gets it all).
+# New inputs the fuzzer finds go to <build dir>/corpus[_target] (the seeds
+# in fuzz/corpus, corpus_npy, corpus_safetensors are only read).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
 dir=${2:-build-test-fuzz}
-shift $(( $# < 2 ? $# : 2 ))
+target=${3:-all}
+shift $(( $# < 3 ? $# : 3 ))
 san=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
 
 if [ ! -d "$dir" ]; then
@@ -23,13 +27,30 @@ fi
 ninja -C "$dir" -j "$(nproc 2>/dev/null || echo 2)" libmlx-cpu.a >/dev/null
 
 blas=$(pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
-clang -std=c11 -O1 -g -Iinclude "${san[@]}" -fsanitize=fuzzer \
-  fuzz/fuzz_ops.c "$dir/libmlx-cpu.a" $(pkg-config --libs sleef) $blas -lm -lpthread \
-  -o "$dir/fuzz_ops"
+build() {
+  clang -std=c11 -O1 -g -Iinclude "${san[@]}" -fsanitize=fuzzer \
+    "fuzz/fuzz_$1.c" "$dir/libmlx-cpu.a" $(pkg-config --libs sleef) $blas -lm -lpthread \
+    -o "$dir/fuzz_$1"
+}
 
-mkdir -p "$dir/corpus"
 # detect_leaks: a leak in one input fails; rss_limit: the library's memory
 # limit is 256 MiB, so more than 3 GiB means something escaped it.
-ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-  "$dir/fuzz_ops" -max_total_time="$secs" -timeout=20 -rss_limit_mb=3072 -max_len=1024 \
-  -print_final_stats=1 -artifact_prefix="$dir/" "$@" "$dir/corpus" fuzz/corpus
+run() {
+  local name=$1 t=$2 len=$3 seeds=fuzz/corpus corpus=$dir/corpus
+  [ "$name" = ops ] || { seeds=fuzz/corpus_$name; corpus=$dir/corpus_$name; }
+  build "$name"
+  mkdir -p "$corpus"
+  ASAN_OPTIONS=detect_leaks=1:halt_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+    "$dir/fuzz_$name" -max_total_time="$t" -timeout=20 -rss_limit_mb=3072 -max_len="$len" \
+    -print_final_stats=1 -artifact_prefix="$dir/$name-" "$@" "$corpus" "$seeds"
+}
+
+case $target in
+  all)
+    run ops $(( secs / 2 )) 1024 "$@"
+    run npy $(( secs / 4 )) 4096 "$@"
+    run safetensors $(( secs / 4 )) 4096 "$@" ;;
+  ops) run ops "$secs" 1024 "$@" ;;
+  npy|safetensors) run "$target" "$secs" 4096 "$@" ;;
+  *) echo "unknown fuzz target $target (all, ops, npy, safetensors)" >&2; exit 2 ;;
+esac

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes the small .npy and .safetensors files under test/fixtures/io/
-that test/test_io.c loads: files saved by MLX itself (every dtype, a 0-d
+that test/test_io.c loads (and examples/arrays.safetensors): files saved by MLX itself (every dtype, a 0-d
 array, a column-major array, safetensors with metadata) and by NumPy
 (big-endian, Fortran order, empty, 0-d). Values follow one formula of the
 flat index i, which test_io.c computes too (tu_io_value there):
@@ -130,6 +130,13 @@ def write():
             continue
         assert got.shape == want.shape and np.array_equal(np.array(got), want), fname
     print('wrote', len(os.listdir(OUT)), 'files to', OUT)
+
+    # the file examples/safetensors.c reads
+    mx.save_safetensors(os.path.join(ROOT, 'examples', 'arrays.safetensors'),
+                        {'weight': mx.array([[1.0, 2.0], [3.0, 4.0]]),
+                         'bias': mx.array([0.5, -0.5], dtype=mx.float16),
+                         'steps': mx.array(3, dtype=mx.int32)},
+                        metadata={'format': 'mlx'})
 
 
 def check(d):
