@@ -37,6 +37,7 @@ build() {
 # limit is 256 MiB, so more than 3 GiB means something escaped it.
 run() {
   local name=$1 t=$2 len=$3 seeds=fuzz/corpus corpus=$dir/corpus
+  shift 3
   [ "$name" = ops ] || { seeds=fuzz/corpus_$name; corpus=$dir/corpus_$name; }
   build "$name"
   mkdir -p "$corpus"

@@ -134,7 +134,7 @@ static void commit(mc_map *m, size_t index)
 int mc_map_put_array(const char *fn, mc_map *m, const char *key, mc_array *a)
 {
     size_t i;
-    bool fresh;
+    bool fresh = false;
     if (entry_of(fn, m, key, &i, &fresh))
         return 1;
     mc_array_retain(a);
@@ -153,7 +153,7 @@ int mc_map_put_string(const char *fn, mc_map *m, const char *key, const char *va
     if (!value)
         return mc_error("[%s] The value is NULL.", fn);
     size_t i;
-    bool fresh;
+    bool fresh = false;
     if (entry_of(fn, m, key, &i, &fresh))
         return 1;
     char *v = mc_xstrdup(value);
