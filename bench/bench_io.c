@@ -7,7 +7,10 @@
  *                   buffer (the copy plus the page faults of new memory,
  *                   which every loader that returns new arrays pays);
  *   - memcpy:       memcpy of N MiB into fresh memory;
- *   - load:         mlx_load_safetensors, arrays evaluated, then freed.
+ *   - load:         mlx_load_safetensors, arrays evaluated, then freed
+ *                   (their buffers go back to the library's cache, so the
+ *                   next load reuses faulted-in pages), and the same with
+ *                   the cache off (fresh pages each time, like floor_fresh).
  * bench/io_ref.py measures numpy, the safetensors package and MLX on the
  * same file. Usage: bench_io [FILE [MIB]] (default /tmp/mc_bench_io.safetensors 256). */
 #include <fcntl.h>
@@ -105,6 +108,11 @@ int main(int argc, char **argv)
     bu_report("c", "io_floor_read_fresh", 1, bu_measure(read_fresh, NULL, 1, 7));
     bu_report("c", "io_memcpy_fresh", 1, bu_measure(copy_fresh, src, 1, 7));
     bu_report("c", "io_load_safetensors", 2, bu_measure(load, &s, 1, 7));
+    /* without the buffer cache every load gets fresh pages, as floor_fresh */
+    size_t old;
+    mlx_set_cache_limit(&old, 0);
+    bu_report("c", "io_load_safetensors_nocache", 2, bu_measure(load, &s, 1, 7));
+    mlx_set_cache_limit(&old, old);
     free(src);
     mlx_stream_free(s);
     return 0;
