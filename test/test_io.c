@@ -18,6 +18,7 @@
 
 #include <cmocka.h>
 
+#include "runtime/alloc.h"
 #include "test_util.h"
 
 #define FIXTURE(name) MC_TEST_SOURCE_DIR "/fixtures/io/" name
@@ -734,6 +735,77 @@ static void test_safetensors_accepts_what_the_format_allows(void **state)
     mlx_map_string_to_string_free(meta);
 }
 
+#ifdef MC_FAULT_INJECTION
+/* One step of the allocation-failure sweep: 0 when it succeeded. */
+static int io_step(int op, mem *m, mlx_map_string_to_array arrays, mlx_map_string_to_string meta)
+{
+    mlx_array a = mlx_array_new();
+    int rc = 0;
+    if (op == 0) {
+        rc = mlx_load_safetensors(&arrays, &meta, FIXTURE("mlx_all.safetensors"), tu_stream());
+    } else if (op == 1) {
+        mem in = {.data = m->data, .size = m->size};
+        mlx_io_reader r = mlx_io_reader_new(&in, mem_vt);
+        rc = !r.ctx || mlx_load_safetensors_reader(&arrays, &meta, r, tu_stream());
+        mlx_io_reader_free(r);
+    } else if (op == 2) {
+        mem out = {0};
+        rc = mlx_load_safetensors(&arrays, &meta, FIXTURE("mlx_all.safetensors"), tu_stream());
+        mlx_io_writer w = rc ? (mlx_io_writer){NULL} : mlx_io_writer_new(&out, mem_vt);
+        rc = rc || !w.ctx || mlx_save_safetensors_writer(w, arrays, meta);
+        mlx_io_writer_free(w);
+        free(out.data);
+    } else if (op == 3) {
+        rc = mlx_load(&a, FIXTURE("np_fortran3_int16.npy"), tu_stream());
+    } else if (op == 4) {
+        mem out = {0};
+        rc = mlx_load(&a, FIXTURE("mlx_complex64.npy"), tu_stream());
+        mlx_io_writer w = rc ? (mlx_io_writer){NULL} : mlx_io_writer_new(&out, mem_vt);
+        rc = rc || !w.ctx || mlx_save_writer(w, a);
+        mlx_io_writer_free(w);
+        free(out.data);
+    }
+    mlx_array_free(a);
+    return rc;
+}
+#endif
+
+static void test_allocation_failures_report_once_and_leak_nothing(void **state)
+{
+    (void)state;
+#ifndef MC_FAULT_INJECTION
+    skip();
+#else
+    /* a safetensors image in memory for the reader case */
+    mem img = {0};
+    FILE *f = fopen(FIXTURE("mlx_all.safetensors"), "rb");
+    img.data = malloc(4096);
+    img.size = fread(img.data, 1, 4096, f);
+    fclose(f);
+    for (int op = 0; op < 5; op++) {
+        for (long n = 0;; n++) {
+            mlx_map_string_to_array arrays = mlx_map_string_to_array_new();
+            mlx_map_string_to_string meta = mlx_map_string_to_string_new();
+            mc_fault_fail_after(n);
+            int rc = io_step(op, &img, arrays, meta);
+            mc_fault_fail_after(-1);
+            mlx_map_string_to_array_free(arrays);
+            mlx_map_string_to_string_free(meta);
+            if (!rc) {
+                tu_expect_no_error();
+                break;
+            }
+            if (tu_error_count() != 1)
+                fail_msg("op %d, allocation %ld: %d messages, last \"%s\"", op, n, tu_error_count(),
+                         tu_last_error());
+            tu_reset_errors();
+            assert_true(n < 10000);
+        }
+    }
+    free(img.data);
+#endif
+}
+
 static int setup(void **state)
 {
     const char *keep = getenv("MC_IO_OUT_DIR");
@@ -775,6 +847,7 @@ int main(void)
         cmocka_unit_test_teardown(test_safetensors_save_refuses_what_mlx_refuses, tu_test_teardown),
         cmocka_unit_test_teardown(test_malformed_safetensors_fails_with_one_error, tu_test_teardown),
         cmocka_unit_test_teardown(test_safetensors_accepts_what_the_format_allows, tu_test_teardown),
+        cmocka_unit_test_teardown(test_allocation_failures_report_once_and_leak_nothing, tu_test_teardown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

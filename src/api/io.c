@@ -62,6 +62,8 @@ int mlx_load(mlx_array *res, const char *file, const mlx_stream s)
 static mc_array *ready(mc_array *a, bool allow_col, const char *fn)
 {
     mlx_stream s = mlx_default_cpu_stream_new();
+    if (!s.ctx)
+        return NULL; /* its failure is reported */
     mlx_array c = mlx_array_new();
     int rc = mlx_contiguous(&c, mc_handle(a), allow_col, s);
     mlx_stream_free(s);
