@@ -297,6 +297,7 @@ static void test_npy_saves_views_as_their_values(void **state)
     const int start[] = {0, 0}, stop[] = {3, 2}, step[] = {2, 1};
     mlx_array s = mlx_array_new();
     assert_int_equal(mlx_slice(&s, a, start, 2, stop, 2, step, 2, tu_stream()), 0);
+    tmp_path(path, sizeof path, "s.npy");
     assert_int_equal(mlx_save(path, s), 0);
     assert_int_equal(mlx_load(&b, path, tu_stream()), 0);
     assert_int_equal(mlx_array_size(b), 4);
@@ -657,6 +658,10 @@ static void test_malformed_safetensors_fails_with_one_error(void **state)
         {"{\"a\":{\"dtype\":\"U8\",\"shape\":[2147483647,2147483647,2147483647],\"data_offsets\":[0,8]}}", 8},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,18446744073709551616]}}", 8},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0]}}", 8},
+        /* offsets whose sum with the header's end wraps around 2^64 */
+        {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[18446744073709551600,"
+         "18446744073709551608]}}",
+         8},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2]}}", 8},
         {"{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8]},"
          "\"b\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[4,12]}}",

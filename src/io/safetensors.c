@@ -100,7 +100,10 @@ int mc_st_load(mc_io_src *src, mc_map **arrays, mc_map **meta, const char *fn)
         return 1;
     uint64_t data_start = 8 + len;
     const mc_st_entry **order =
-        check_ranges(&h, src->size == UINT64_MAX ? UINT64_MAX : src->size - data_start, src->label, fn);
+        /* a reader's size is unknown: bound the ranges so that data_start +
+         * end cannot wrap around */
+        check_ranges(&h, src->size == UINT64_MAX ? UINT64_MAX - data_start : src->size - data_start, src->label,
+                     fn);
     mc_array **loaded = order ? mc_xcalloc(h.n ? h.n : 1, sizeof *loaded) : NULL;
     mc_map *out = loaded ? mc_map_new(fn, MC_MAP_ARRAY) : NULL;
     rc = out ? 0 : 1;
