@@ -124,7 +124,8 @@ int mlx_save(const char *file, const mlx_array a)
     }
     mc_xfree(path);
     int rc = save_npy(&dst, a, fn);
-    return mc_io_sink_close(&dst, fn) || rc;
+    /* a failed save already reported; closing then must not report again */
+    return rc ? (mc_io_sink_close(&dst, NULL), 1) : mc_io_sink_close(&dst, fn);
 }
 
 /* ---- safetensors ---- */
@@ -225,5 +226,6 @@ int mlx_save_safetensors(const char *file, const mlx_map_string_to_array param,
     }
     mc_xfree(path);
     int rc = save_st(&dst, param, metadata, fn);
-    return mc_io_sink_close(&dst, fn) || rc;
+    /* a failed save already reported; closing then must not report again */
+    return rc ? (mc_io_sink_close(&dst, NULL), 1) : mc_io_sink_close(&dst, fn);
 }

@@ -167,7 +167,7 @@ int mc_io_sink_writer(mc_io_sink *dst, mc_iostream *wr, const char *fn)
 int mc_io_sink_close(mc_io_sink *dst, const char *fn)
 {
     int rc = 0;
-    if (dst->fd >= 0 && close(dst->fd) != 0)
+    if (dst->fd >= 0 && close(dst->fd) != 0 && fn)
         rc = mc_error("[%s] Unable to close %s (%s).", fn, dst->label, strerror(errno));
     dst->fd = -1;
     return rc;

@@ -47,7 +47,7 @@ typedef struct mc_io_sink {
 int mc_io_sink_open(mc_io_sink *dst, const char *path, const char *fn);
 int mc_io_sink_writer(mc_io_sink *dst, mc_iostream *wr, const char *fn);
 /* Closes a file sink; returns 1 with an error if the close failed (data
- * may be lost), else 0. */
+ * may be lost), else 0. With fn NULL it closes without reporting. */
 int mc_io_sink_close(mc_io_sink *dst, const char *fn);
 /* Writes n bytes. Returns 0, or 1 with "[fn] Unable to write ..." reported. */
 int mc_io_write(mc_io_sink *dst, const void *data, size_t n, const char *fn);
