@@ -320,7 +320,7 @@ int mc_mpi_agree(mc_mpi_comm *c, int op, mlx_dtype dt, size_t count, const char 
     }
     rc = mc_mpi_wait(&req, MPI_STATUS_IGNORE, false, fn, "the agreement check before a collective");
     if (rc == MC_MPI_ABANDONED)
-        return 1; /* buf stays allocated: MPI may still write it */
+        return rc; /* buf stays allocated: MPI may still write it */
     int64_t hi = buf[2], lo = -buf[3];
     mc_xfree(buf);
     if (rc)
