@@ -64,6 +64,28 @@ static bool mc_mpi_check_enabled(void)
     return !(s && strcmp(s, "0") == 0);
 }
 
+/* ---- memory given up to MPI ---- */
+
+static pthread_mutex_t mc_kept_lock = PTHREAD_MUTEX_INITIALIZER;
+static void **mc_kept;
+static size_t mc_kept_n, mc_kept_cap;
+
+void mc_mpi_keep(void *p)
+{
+    pthread_mutex_lock(&mc_kept_lock);
+    if (mc_kept_n == mc_kept_cap) {
+        size_t cap = mc_kept_cap ? 2 * mc_kept_cap : 8;
+        void **grown = realloc(mc_kept, cap * sizeof *grown);
+        if (grown) {
+            mc_kept = grown;
+            mc_kept_cap = cap;
+        }
+    }
+    if (mc_kept_n < mc_kept_cap)
+        mc_kept[mc_kept_n++] = p; /* else it leaks, which is what is wanted anyway */
+    pthread_mutex_unlock(&mc_kept_lock);
+}
+
 /* ---- the reductions MPI does not have ---- */
 
 #define MC_HALF_OP(name, to_f32, from_f32, expr)                                                                  \
@@ -319,8 +341,10 @@ int mc_mpi_agree(mc_mpi_comm *c, int op, mlx_dtype dt, size_t count, const char 
         return mc_mpi_fail(rc, fn, "the agreement check");
     }
     rc = mc_mpi_wait(&req, MPI_STATUS_IGNORE, false, fn, "the agreement check before a collective");
-    if (rc == MC_MPI_ABANDONED)
-        return rc; /* buf stays allocated: MPI may still write it */
+    if (rc == MC_MPI_ABANDONED) {
+        mc_mpi_keep(buf); /* MPI may still write it */
+        return rc;
+    }
     int64_t hi = buf[2], lo = -buf[3];
     mc_xfree(buf);
     if (rc)

@@ -20,6 +20,11 @@ enum mc_mpi_op { MC_MPI_SUM, MC_MPI_MAX, MC_MPI_MIN, MC_MPI_GATHER, MC_MPI_SUM_S
  * must keep them alive for the rest of the process. An error is reported. */
 enum { MC_MPI_ABANDONED = 2 };
 
+/* Keeps p reachable for the rest of the process: memory that MPI may
+ * still use after an operation was abandoned (a deliberate leak, which
+ * leak checkers then do not report). */
+void mc_mpi_keep(void *p);
+
 /* Whether this build has MPI. */
 bool mc_mpi_available(void);
 

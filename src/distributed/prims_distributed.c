@@ -30,7 +30,7 @@ static int dist_end(int rc, const mc_dist_params *p, mc_buffer *keep)
     if (rc == MC_MPI_ABANDONED) {
         atomic_store(&p->group->broken, true);
         if (keep)
-            mc_buffer_retain(keep);
+            mc_mpi_keep(mc_buffer_retain(keep));
     }
     return rc ? 1 : 0;
 }
