@@ -6,9 +6,11 @@
 set -euo pipefail
 
 debian_pkgs=(meson ninja-build pkg-config gcc clang libopenblas-dev libsleef-dev
-             libcmocka-dev python3 python3-numpy valgrind binutils)
+             libcmocka-dev python3 python3-numpy valgrind binutils
+             libopenmpi-dev openmpi-bin)
 fedora_pkgs=(meson ninja-build pkgconf-pkg-config gcc clang openblas-devel sleef-devel
-             libcmocka-devel python3 python3-numpy valgrind binutils)
+             libcmocka-devel python3 python3-numpy valgrind binutils
+             openmpi-devel)
 
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then

@@ -56,6 +56,8 @@ static bool step_equal(const void *x, const void *y, const void *ctx)
     (void)ctx;
     if (a->prim != b->prim || a->n_in != b->n_in || a->params_size != b->params_size)
         return false;
+    if (a->prim > MC_PRIM_NONE && a->prim < MC_PRIM_COUNT && mc_prims[a->prim]->communicates)
+        return false;
     if (a->dtype != b->dtype || a->ndim != b->ndim)
         return false;
     if (a->n_in && memcmp(a->in, b->in, (size_t)a->n_in * sizeof(int)))

@@ -64,6 +64,12 @@
     /* a function with its own derivative rules (prims_custom.c) */                               \
     X(MC_PRIM_CUSTOM, mc_prim_custom)                                                              \
     /* a fused elementwise chain built by compile (prims_fused.c) */                               \
-    X(MC_PRIM_FUSED, mc_prim_fused)
+    X(MC_PRIM_FUSED, mc_prim_fused)                                                                \
+    /* communication between processes (distributed/prims_distributed.c) */                         \
+    X(MC_PRIM_ALL_REDUCE, mc_prim_all_reduce)                                                      \
+    X(MC_PRIM_ALL_GATHER, mc_prim_all_gather)                                                      \
+    X(MC_PRIM_REDUCE_SCATTER, mc_prim_reduce_scatter)                                              \
+    X(MC_PRIM_SEND, mc_prim_send)                                                                  \
+    X(MC_PRIM_RECV, mc_prim_recv)
 
 #endif

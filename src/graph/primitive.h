@@ -48,6 +48,10 @@ typedef struct mc_prim_info {
     /* For a family primitive (Unary, Binary, Reduce...), the MLX name of the
      * function its params select; NULL where `name` is the name. */
     const char *(*name_of)(const void *params);
+    /* Talks to other processes (Send, Recv, the collectives): compile
+     * never merges two such steps, however alike, since each is a message
+     * the other processes wait for. */
+    bool communicates;
 } mc_prim_info;
 
 enum { MC_ARITY_ANY = -1 };

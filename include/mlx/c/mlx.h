@@ -6,6 +6,8 @@
 #include "mlx/c/closure.h"
 #include "mlx/c/compile.h"
 #include "mlx/c/device.h"
+#include "mlx/c/distributed.h"
+#include "mlx/c/distributed_group.h"
 #include "mlx/c/error.h"
 #include "mlx/c/graph_utils.h"
 #include "mlx/c/half.h"
