@@ -9,6 +9,7 @@
 #include "mlx/c/error.h"
 #include "mlx/c/graph_utils.h"
 #include "mlx/c/half.h"
+#include "mlx/c/linalg.h"
 #include "mlx/c/memory.h"
 #include "mlx/c/ops.h"
 #include "mlx/c/optional.h"
