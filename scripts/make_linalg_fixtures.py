@@ -57,6 +57,12 @@ def case(fn, inputs, outputs, extra=0.0):
     cases.append((FN.index(fn), extra, ins, outs))
 
 
+def M(a):
+    """An MLX array of a's dtype (MLX would make float64 input float32)."""
+    a = np.asarray(a)
+    return mx.array(a, dtype=mx.float64) if a.dtype == np.float64 else mx.array(a)
+
+
 def mk(shape, dtype, kind="rand"):
     a = rng.uniform(-1, 1, shape)
     if dtype == "complex64":
@@ -74,55 +80,55 @@ cpu = mx.cpu
 for dt in ("float32", "float64"):
     for shape in ((3, 3), (2, 4, 4)):
         a = mk(shape, dt)
-        case("inv", [a], [mx.linalg.inv(mx.array(a), stream=cpu)])
+        case("inv", [a], [mx.linalg.inv(M(a), stream=cpu)])
         lo, up = mk(shape, dt, "tri_lower"), mk(shape, dt, "tri_upper")
-        case("tri_inv_lower", [lo], [mx.linalg.tri_inv(mx.array(lo), upper=False, stream=cpu)])
-        case("tri_inv_upper", [up], [mx.linalg.tri_inv(mx.array(up), upper=True, stream=cpu)])
+        case("tri_inv_lower", [lo], [mx.linalg.tri_inv(M(lo), upper=False, stream=cpu)])
+        case("tri_inv_upper", [up], [mx.linalg.tri_inv(M(up), upper=True, stream=cpu)])
         spd = mk(shape, dt, "spd")
-        case("cholesky_lower", [spd], [mx.linalg.cholesky(mx.array(spd), upper=False, stream=cpu)])
-        case("cholesky_upper", [spd], [mx.linalg.cholesky(mx.array(spd), upper=True, stream=cpu)])
-        case("cholesky_inv", [lo], [mx.linalg.cholesky_inv(mx.array(lo), stream=cpu)])
-        case("eig", [a], list(mx.linalg.eig(mx.array(a), stream=cpu)))
-        case("eigvals", [a], [mx.linalg.eigvals(mx.array(a), stream=cpu)])
-        case("eigh_L", [a], list(mx.linalg.eigh(mx.array(a), UPLO="L", stream=cpu)))
-        case("eigh_U", [spd], list(mx.linalg.eigh(mx.array(spd), UPLO="U", stream=cpu)))
-        case("eigvalsh_L", [a], [mx.linalg.eigvalsh(mx.array(a), stream=cpu)])
+        case("cholesky_lower", [spd], [mx.linalg.cholesky(M(spd), upper=False, stream=cpu)])
+        case("cholesky_upper", [spd], [mx.linalg.cholesky(M(spd), upper=True, stream=cpu)])
+        case("cholesky_inv", [lo], [mx.linalg.cholesky_inv(M(lo), stream=cpu)])
+        case("eig", [a], list(mx.linalg.eig(M(a), stream=cpu)))
+        case("eigvals", [a], [mx.linalg.eigvals(M(a), stream=cpu)])
+        case("eigh_L", [a], list(mx.linalg.eigh(M(a), UPLO="L", stream=cpu)))
+        case("eigh_U", [spd], list(mx.linalg.eigh(M(spd), UPLO="U", stream=cpu)))
+        case("eigvalsh_L", [a], [mx.linalg.eigvalsh(M(a), stream=cpu)])
         if len(shape) == 2:  # MLX's solve takes a vector b only for one matrix
             b = mk(shape[-1:], dt)
-            case("solve", [a, b], [mx.linalg.solve(mx.array(a), mx.array(b), stream=cpu)])
+            case("solve", [a, b], [mx.linalg.solve(M(a), M(b), stream=cpu)])
         bm = mk(shape[:-1] + (2,), dt)
-        case("solve", [a, bm], [mx.linalg.solve(mx.array(a), mx.array(bm), stream=cpu)])
+        case("solve", [a, bm], [mx.linalg.solve(M(a), M(bm), stream=cpu)])
         case("solve_triangular_upper", [up, bm],
-             [mx.linalg.solve_triangular(mx.array(up), mx.array(bm), upper=True, stream=cpu)])
+             [mx.linalg.solve_triangular(M(up), M(bm), upper=True, stream=cpu)])
     for shape in ((3, 3), (4, 2), (2, 3, 5)):
         a = mk(shape, dt)
-        case("qr", [a], list(mx.linalg.qr(mx.array(a), stream=cpu)))
-        case("svd", [a], mx.linalg.svd(mx.array(a), stream=cpu))
-        case("svdvals", [a], mx.linalg.svd(mx.array(a), compute_uv=False, stream=cpu))
-        case("lu", [a], mx.linalg.lu(mx.array(a), stream=cpu))
-        case("lu_factor", [a], list(mx.linalg.lu_factor(mx.array(a), stream=cpu)))
-        case("pinv", [a], [mx.linalg.pinv(mx.array(a), stream=cpu)])
-        case("norm_fro", [a], [mx.linalg.norm(mx.array(a), "fro", axis=(-2, -1))])
-        case("norm_nuc", [a], [mx.linalg.norm(mx.array(a), "nuc", axis=(-2, -1), stream=cpu)])
+        case("qr", [a], list(mx.linalg.qr(M(a), stream=cpu)))
+        case("svd", [a], mx.linalg.svd(M(a), stream=cpu))
+        case("svdvals", [a], [mx.linalg.svd(M(a), compute_uv=False, stream=cpu)])
+        case("lu", [a], mx.linalg.lu(M(a), stream=cpu))
+        case("lu_factor", [a], list(mx.linalg.lu_factor(M(a), stream=cpu)))
+        case("pinv", [a], [mx.linalg.pinv(M(a), stream=cpu)])
+        case("norm_fro", [a], [mx.linalg.norm(M(a), "fro", axis=(-2, -1))])
+        case("norm_nuc", [a], [mx.linalg.norm(M(a), "nuc", axis=(-2, -1), stream=cpu)])
         for ord_ in (1.0, -1.0, np.inf, -np.inf, 2.0, -2.0):
             ax = (len(shape) - 2, len(shape) - 1)  # MLX's inf orders fail on negative axes
-            case("norm_ord", [a], [mx.linalg.norm(mx.array(a), ord_, axis=ax, stream=cpu)], ord_)
+            case("norm_ord", [a], [mx.linalg.norm(M(a), ord_, axis=ax, stream=cpu)], ord_)
         for ord_ in (0.0, 1.0, 2.0, 3.0, 0.5, np.inf, -np.inf):
-            case("norm_ord", [a[..., 0, :]], [mx.linalg.norm(mx.array(a[..., 0, :]), ord_, axis=-1)], ord_)
+            case("norm_ord", [a[..., 0, :]], [mx.linalg.norm(M(a[..., 0, :]), ord_, axis=-1)], ord_)
 # complex64 where MLX takes it
 for shape in ((3, 3), (2, 4, 4)):
     c = mk(shape, "complex64")
-    case("eigvals", [c], [mx.linalg.eigvals(mx.array(c), stream=cpu)])
+    case("eigvals", [c], [mx.linalg.eigvals(M(c), stream=cpu)])
     h = mk(shape, "complex64", "spd")
-    case("eigh_L", [h], list(mx.linalg.eigh(mx.array(h), stream=cpu)))
-    case("svdvals", [c], mx.linalg.svd(mx.array(c), compute_uv=False, stream=cpu))
-    case("svd", [c], mx.linalg.svd(mx.array(c), stream=cpu))
+    case("eigh_L", [h], list(mx.linalg.eigh(M(h), stream=cpu)))
+    case("svdvals", [c], [mx.linalg.svd(M(c), compute_uv=False, stream=cpu)])
+    case("svd", [c], mx.linalg.svd(M(c), stream=cpu))
 # a real matrix with complex eigenvalues: eig's pairing of conjugate vectors
 rot = np.array([[0, -2, 1], [1, 0, 0.5], [0.25, 0, 1]], np.float32)
-case("eig", [rot], list(mx.linalg.eig(mx.array(rot), stream=cpu)))
+case("eig", [rot], list(mx.linalg.eig(M(rot), stream=cpu)))
 for sa, sb in (((3,), (3,)), ((2, 3), (3,)), ((2,), (3,)), ((4, 2), (4, 2))):
     a, b = mk(sa, "float32"), mk(sb, "float32")
-    case("cross", [a, b], [mx.linalg.cross(mx.array(a), mx.array(b))])
+    case("cross", [a, b], [mx.linalg.cross(M(a), M(b))])
 
 with open(OUT, "w") as f:
     f.write("/* Generated by scripts/make_linalg_fixtures.py with MLX %s: do not edit.\n"
