@@ -506,6 +506,13 @@ static void test_errors_are_mlx_messages(void **state)
     OK(mlx_linalg_inv(&r, sq, S));
     assert_int_not_equal(mlx_array_eval(r), 0);
     tu_expect_error("[Inverse::eval_cpu] LU factorization failed with error code 2");
+    double two[2] = {1, 2};
+    int s2[1] = {2};
+    mlx_array rhs = make(MLX_FLOAT64, two, s2, 1);
+    OK(mlx_linalg_solve(&r, sq, rhs, S));
+    assert_int_not_equal(mlx_array_eval(r), 0);
+    tu_expect_error("[LUF::eval_cpu] sgetrf_ failed with code 2 because matrix is singular");
+    mlx_array_free(rhs);
     OK(mlx_linalg_lu_factor(&r, &r1, sq, S));
     assert_int_not_equal(mlx_array_eval(r), 0);
     tu_expect_error("[LUF::eval_cpu] sgetrf_ failed with code 2 because matrix is singular");
@@ -536,6 +543,15 @@ static int f_inv(mlx_vector_array *res, const mlx_vector_array in)
     return rc;
 }
 
+static int f_solve(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_array a = mlx_array_new(), b = mlx_array_new(), r = mlx_array_new();
+    int rc = mlx_vector_array_get(&a, in, 0) || mlx_vector_array_get(&b, in, 1) || mlx_linalg_solve(&r, a, b, S) ||
+             mlx_vector_array_set_value(res, r);
+    mlx_array_free(a), mlx_array_free(b), mlx_array_free(r);
+    return rc;
+}
+
 static void test_factorizations_have_no_derivative(void **state)
 {
     (void)state;
@@ -549,6 +565,20 @@ static void test_factorizations_have_no_derivative(void **state)
     assert_int_not_equal(mlx_jvp(&outs, &g, f, prim, prim), 0);
     tu_expect_error("[jvp] Not implemented for Inverse");
     mlx_closure_free(f);
+    /* solve: a derivative in b (test_grad checks it), none in a, as MLX */
+    double bv[2] = {1, -1};
+    int s2[1] = {2};
+    mlx_array b = make(MLX_FLOAT64, bv, s2, 1);
+    mlx_array ab[2] = {a, b};
+    mlx_closure fs = mlx_closure_new_func(f_solve);
+    mlx_vector_array cot = mlx_vector_array_new_value(b);
+    mlx_vector_array_free(prim);
+    prim = mlx_vector_array_new_data(ab, 2);
+    assert_int_not_equal(mlx_vjp(&outs, &g, fs, prim, cot), 0);
+    tu_expect_error("[vjp] Not implemented for Inverse");
+    mlx_vector_array_free(cot);
+    mlx_closure_free(fs);
+    mlx_array_free(b);
     mlx_vector_array_free(prim), mlx_vector_array_free(outs), mlx_vector_array_free(g);
     mlx_array_free(a);
 }

@@ -11,7 +11,7 @@
 
 typedef size_t mc_flen; /* a hidden Fortran string length */
 
-/* LU factorization, inverse from it, triangular inverse, Cholesky. */
+/* LU factorization, solves and inverse from it, triangular inverse, Cholesky. */
 void sgetrf_(const int *m, const int *n, float *a, const int *lda, int *ipiv, int *info);
 void dgetrf_(const int *m, const int *n, double *a, const int *lda, int *ipiv, int *info);
 void sgetri_(const int *n, float *a, const int *lda, const int *ipiv, float *work, const int *lwork, int *info);
@@ -20,6 +20,10 @@ void strtri_(const char *uplo, const char *diag, const int *n, float *a, const i
              mc_flen);
 void dtrtri_(const char *uplo, const char *diag, const int *n, double *a, const int *lda, int *info, mc_flen,
              mc_flen);
+void sgetrs_(const char *trans, const int *n, const int *nrhs, const float *a, const int *lda, const int *ipiv,
+             float *b, const int *ldb, int *info, mc_flen);
+void dgetrs_(const char *trans, const int *n, const int *nrhs, const double *a, const int *lda, const int *ipiv,
+             double *b, const int *ldb, int *info, mc_flen);
 void spotrf_(const char *uplo, const int *n, float *a, const int *lda, int *info, mc_flen);
 void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info, mc_flen);
 

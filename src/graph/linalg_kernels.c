@@ -524,6 +524,58 @@ static int run_luf(const mc_la_job *j, const char *in, char *out, size_t b0, siz
     return rc;
 }
 
+/* -- solve: getrf on the transpose, then getrs with 'T' ------------------- */
+
+int mc_la_solve(mlx_dtype dtype, int n, int nrhs, const void *a, const void *b, void *x, size_t begin, size_t end,
+                mc_la_fail *fail)
+{
+    const bool f32 = dtype == MLX_FLOAT32;
+    const int ld = max1(n);
+    const size_t es = elem_size(dtype), nn = (size_t)n * (size_t)n * es, nb = (size_t)n * (size_t)nrhs * es;
+    if (n == 0 || nrhs == 0)
+        return 0;
+    /* the matrix's copy, the right-hand sides column-major, the pivots */
+    char *w = malloc(nn + nb + sizeof(int) * (size_t)n);
+    if (!w)
+        return fail_at(fail, begin, 0, MC_LA_NO_MEMORY);
+    char *rhs = w + nn;
+    int *ipiv = (int *)(rhs + nb), rc = 0;
+    const char trans = 'T';
+    for (size_t i = begin; i < end && !rc; i++) {
+        int info = 0;
+        /* row-major a is LAPACK's a^T: factor it, then solve with its transpose */
+        memcpy(w, (const char *)a + i * nn, nn);
+        if (f32)
+            sgetrf_(&n, &n, (float *)w, &ld, ipiv, &info);
+        else
+            dgetrf_(&n, &n, (double *)w, &ld, ipiv, &info);
+        if (info != 0) {
+            rc = fail_at(fail, i, info, MC_LA_STEP_FACTOR);
+            break;
+        }
+        const char *bi = (const char *)b + i * nb;
+        char *xi = (char *)x + i * nb;
+        if (nrhs == 1)
+            memcpy(rhs, bi, nb);
+        else
+            to_col_major(rhs, bi, n, nrhs, es);
+        if (f32)
+            sgetrs_(&trans, &n, &nrhs, (const float *)w, &ld, ipiv, (float *)rhs, &ld, &info, 1);
+        else
+            dgetrs_(&trans, &n, &nrhs, (const double *)w, &ld, ipiv, (double *)rhs, &ld, &info, 1);
+        if (nrhs == 1) {
+            memcpy(xi, rhs, nb);
+        } else {
+            for (int r = 0; r < n; r++)
+                for (int c = 0; c < nrhs; c++)
+                    memcpy(xi + ((size_t)r * (size_t)nrhs + (size_t)c) * es,
+                           rhs + ((size_t)r + (size_t)c * (size_t)n) * es, es);
+        }
+    }
+    free(w);
+    return rc;
+}
+
 int mc_la_run(const mc_la_job *j, const void *in, void *out, size_t begin, size_t end, mc_la_fail *fail)
 {
     switch (j->kind) {

@@ -52,6 +52,13 @@ typedef struct mc_la_fail {
     mc_la_stage stage;
 } mc_la_fail;
 
+/* Solves a[i] x[i] = b[i] for matrices [begin, end): a n x n (j->n),
+ * b and x n x nrhs, all row-major; dtype float32 or float64. As MLX's
+ * solve, a singular a fails (MC_LA_STEP_FACTOR, getrf's info). Returns 0
+ * or 1 with *fail set. */
+int mc_la_solve(mlx_dtype dtype, int n, int nrhs, const void *a, const void *b, void *x, size_t begin, size_t end,
+                mc_la_fail *fail);
+
 /* Runs matrices [begin, end) of `in` into `out` (mc_la_out_per elements
  * each), with workspace for the range allocated once. Returns 0, or 1
  * after the first failing matrix with *fail describing it. */

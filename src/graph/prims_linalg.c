@@ -194,3 +194,122 @@ const mc_prim_info mc_prim_eigh = {
     .name = "Eigh", .arity = 1, .infer = eigh_infer, .eval = eigh_eval, .vjp = no_vjp, .jvp = no_jvp};
 const mc_prim_info mc_prim_luf = {
     .name = "LUF", .arity = 1, .infer = luf_infer, .eval = luf_eval, .vjp = no_vjp, .jvp = no_jvp};
+
+/* -- Solve ------------------------------------------------------------------
+ * a (..., n, n) and b (..., n, k) of one float dtype and the same batch
+ * (linalg::solve broadcasts them first): x = a^-1 b by one getrf and getrs
+ * per matrix. MLX composes solve from LUF, Inverse and matmul; this is the
+ * same solution in one pass (backward stable, where MLX multiplies by
+ * triangular inverses). Its derivatives are those of MLX's composition:
+ * in b, solves with a^T and a; in a, MLX stops at Inverse's missing rule. */
+
+static int solve_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n, (void)params;
+    const mc_array *a = in[0], *b = in[1];
+    bool same_batch = a->ndim == b->ndim && a->ndim >= 2;
+    for (int i = 0; same_batch && i < a->ndim - 2; i++)
+        same_batch = a->shape[i] == b->shape[i];
+    if ((a->dtype != MLX_FLOAT32 && a->dtype != MLX_FLOAT64) || b->dtype != a->dtype || !same_batch ||
+        a->shape[a->ndim - 1] != a->shape[a->ndim - 2] || b->shape[b->ndim - 2] != a->shape[a->ndim - 1])
+        return mc_error("[%s] Solve needs a (..., n, n) and b (..., n, k) of one batch and one float dtype.", fn);
+    out->dtype = b->dtype;
+    out->ndim = b->ndim;
+    memcpy(out->shape, b->shape, sizeof(int) * (size_t)b->ndim);
+    return 0;
+}
+
+typedef struct solve_batch {
+    mlx_dtype dtype;
+    int n, k;
+    const void *a, *b;
+    void *x;
+    pthread_mutex_t lock;
+    bool failed;
+    mc_la_fail fail;
+} solve_batch;
+
+static void solve_range(void *ctx, size_t begin, size_t end)
+{
+    solve_batch *c = ctx;
+    mc_la_fail f;
+    if (!mc_la_solve(c->dtype, c->n, c->k, c->a, c->b, c->x, begin, end, &f))
+        return;
+    pthread_mutex_lock(&c->lock);
+    if (!c->failed || f.index < c->fail.index)
+        c->fail = f;
+    c->failed = true;
+    pthread_mutex_unlock(&c->lock);
+}
+
+static int solve_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n, (void)params;
+    const mc_array *a = in[0], *b = in[1];
+    if (!(a->flags & MC_FLAG_ROW_CONTIG) || !(b->flags & MC_FLAG_ROW_CONTIG))
+        return mc_error("[Solve::eval_cpu] the inputs are not row-contiguous.");
+    if (mc_array_alloc_data(out, "Solve"))
+        return 1;
+    if (out->size == 0)
+        return 0;
+    solve_batch c = {.dtype = a->dtype, .n = a->shape[a->ndim - 1], .k = b->shape[b->ndim - 1],
+                     .a = a->data, .b = b->data, .x = out->data};
+    size_t count = 1;
+    for (int i = 0; i < a->ndim - 2; i++)
+        count *= (size_t)a->shape[i];
+    mc_la_job j = {.m = c.n, .n = c.n};
+    pthread_mutex_init(&c.lock, NULL);
+    (void)mc_pool_threads();
+    mc_parallel_for(count, la_grain(&j), solve_range, &c);
+    pthread_mutex_destroy(&c.lock);
+    if (!c.failed)
+        return 0;
+    if (c.fail.stage == MC_LA_NO_MEMORY)
+        return mc_error("[Solve::eval_cpu] out of memory for the workspace of a %d x %d matrix.", c.n, c.n);
+    /* MLX's solve fails in its LU factorization */
+    return mc_error("[LUF::eval_cpu] sgetrf_ failed with code %d because matrix is singular", c.fail.info);
+}
+
+/* solve(a^T, t), a^T made row-contiguous for LAPACK. */
+static mc_array *solve_with(mc_gb *s, mc_array *a, mc_array *t, bool transpose)
+{
+    if (!t)
+        return NULL;
+    if (transpose) {
+        int perm[MC_MAX_NDIM];
+        for (int i = 0; i < a->ndim; i++)
+            perm[i] = i;
+        perm[a->ndim - 2] = a->ndim - 1, perm[a->ndim - 1] = a->ndim - 2;
+        a = mc_gb_contiguous(s, mc_gb_transpose(s, a, perm));
+    }
+    t = mc_gb_contiguous(s, t);
+    if (!a || !t || s->failed)
+        return NULL;
+    mc_array *in[2] = {a, t};
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_SOLVE, in, 2, NULL, 0));
+}
+
+static int solve_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    if (argnums[0] == 0)
+        return mc_error("[%s] Not implemented for Inverse: MLX has no vjp for it.", fn);
+    (void)nargs;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    return mc_vjp_store(vjps, 0, &s, solve_with(&s, node->inputs[0], cot, true));
+}
+
+static mc_array *solve_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    if (argnums[0] == 0) {
+        mc_error("[%s] Not implemented for Inverse: MLX has no jvp for it.", fn);
+        return NULL;
+    }
+    (void)nargs;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    return mc_gb_finish_ref(&s, solve_with(&s, node->inputs[0], tans[0], false));
+}
+
+const mc_prim_info mc_prim_solve = {
+    .name = "Solve", .arity = 2, .infer = solve_infer, .eval = solve_eval, .vjp = solve_vjp, .jvp = solve_jvp};

@@ -1,9 +1,12 @@
 /* Owns the linalg ops that MLX composes from the factorizations: solve
- * (lu, then two triangular solves), solve_triangular (tri_inv @ b), pinv
+ * (one Solve node: the same solution as MLX's lu and two triangular solves,
+ * in one pass, with the derivatives of MLX's composition), solve_triangular (tri_inv @ b), pinv
  * (from svd) and cholesky_inv (from tri_inv), in MLX's steps, so results
  * and gradients (through matmul, take_along_axis...) are MLX's. */
 #include <float.h>
+#include <string.h>
 
+#include "graph/elementwise.h"
 #include "ops/linalg_internal.h"
 #include "ops/op_util.h"
 #include "runtime/error.h"
@@ -47,24 +50,44 @@ int mlx_linalg_solve_triangular(mlx_array *res, const mlx_array a, const mlx_arr
     return rc;
 }
 
+/* a and b, cast to their promoted dtype, broadcast to one batch and made
+ * row-contiguous, into one Solve node. MLX's composition (lu, take_along_axis
+ * of b at the permutation, two solve_triangular) accepts exactly these
+ * shapes; its take_along_axis refuses a b of another rank. */
 int mlx_linalg_solve(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
     static const char fn[] = "linalg::solve";
     if (mc_op_check_res(res, fn) || validate_solve(a, b, fn))
         return 1;
-    mlx_vector_array plu = mlx_vector_array_new();
-    mlx_array p = mlx_array_new(), l = mlx_array_new(), u = mlx_array_new(), perm = mlx_array_new();
-    mlx_array pb = mlx_array_new(), y = mlx_array_new();
-    bool matrix_b = mc_arr(b)->ndim >= 2;
-    /* a = P L U with a[i] = (L U)[P[i]], so b is gathered at argsort(P) */
-    int rc = mlx_linalg_lu(&plu, a, s) || mlx_vector_array_get(&p, plu, 0) || mlx_vector_array_get(&l, plu, 1) ||
-             mlx_vector_array_get(&u, plu, 2) || mlx_argsort_axis(&perm, p, -1, s) ||
-             (matrix_b && mlx_expand_dims(&perm, perm, -1, s)) ||
-             mlx_take_along_axis(&pb, b, perm, matrix_b ? -2 : -1, s) ||
-             mlx_linalg_solve_triangular(&y, l, pb, false, s) || mlx_linalg_solve_triangular(res, u, y, true, s);
-    mlx_vector_array_free(plu);
-    mlx_array_free(p), mlx_array_free(l), mlx_array_free(u), mlx_array_free(perm);
-    mlx_array_free(pb), mlx_array_free(y);
+    mc_array *x = mc_arr(a), *y = mc_arr(b);
+    if (mc_la_check_float(x, false, "linalg::lu"))
+        return 1;
+    bool vec = y->ndim == 1;
+    int perm_nd = vec ? x->ndim - 1 : x->ndim;
+    if (perm_nd != y->ndim)
+        return mc_error("[take_along_axis] Indices of dimension %d does not match array of dimension %d.", perm_nd,
+                        y->ndim);
+    int bnd, batch[MC_MAX_NDIM], as[MC_MAX_NDIM], bs[MC_MAX_NDIM], n = x->shape[x->ndim - 1];
+    if (mc_broadcast_shapes(x->ndim - 2, x->shape, x->ndim - 2, y->shape, &bnd, batch, fn))
+        return 1;
+    memcpy(as, batch, sizeof(int) * (size_t)bnd);
+    memcpy(bs, batch, sizeof(int) * (size_t)bnd);
+    as[bnd] = as[bnd + 1] = n;
+    bs[bnd] = n;
+    bs[bnd + 1] = vec ? 1 : y->shape[y->ndim - 1];
+    mlx_dtype t = mc_promote(x->dtype, y->dtype);
+    mlx_array ac = mlx_array_new(), bc = mlx_array_new(), out = mlx_array_new();
+    int rc = mlx_astype(&ac, a, t, s) || mlx_broadcast_to(&ac, ac, as, (size_t)bnd + 2, s) ||
+             mlx_contiguous(&ac, ac, false, s) || mlx_astype(&bc, b, t, s) ||
+             /* a vector b (a is then one matrix) is one column */
+             (vec ? mlx_reshape(&bc, bc, bs, 2, s) : mlx_broadcast_to(&bc, bc, bs, (size_t)bnd + 2, s)) ||
+             mlx_contiguous(&bc, bc, false, s);
+    if (!rc) {
+        mc_array *in[2] = {mc_arr(ac), mc_arr(bc)};
+        rc = mc_op_store(&out, mc_node_new(fn, MC_PRIM_SOLVE, in, 2, NULL, 0), fn);
+    }
+    rc = rc || (vec ? mlx_reshape(res, out, &n, 1, s) : mlx_array_set(res, out));
+    mlx_array_free(ac), mlx_array_free(bc), mlx_array_free(out);
     return rc;
 }
 
