@@ -81,10 +81,7 @@ static size_t read_all(mlx_array a, double **re, double **im)
 
 /* ---- against MLX ---- */
 
-static mlx_array fixture_array(const lc_arr *x)
-{
-    return make(x->dtype, lc_vals + x->off, x->shape, x->ndim);
-}
+static mlx_array fixture_array(const lc_arr *x) { return make(x->dtype, lc_vals + x->off, x->shape, x->ndim); }
 
 static void run_case(const lc_case *c, mlx_vector_array *outs)
 {
@@ -457,7 +454,8 @@ static void test_errors_are_mlx_messages(void **state)
     double v[6] = {1, 2, 3, 4, 5, 6}, sing[4] = {1, 2, 2, 4};
     int s23[2] = {2, 3}, s22[2] = {2, 2}, s3[1] = {3};
     int32_t iv[4] = {1, 2, 3, 4};
-    mlx_array rect = make(MLX_FLOAT64, v, s23, 2), sq = make(MLX_FLOAT64, sing, s22, 2), vec = make(MLX_FLOAT64, v, s3, 1);
+    mlx_array rect = make(MLX_FLOAT64, v, s23, 2), sq = make(MLX_FLOAT64, sing, s22, 2),
+              vec = make(MLX_FLOAT64, v, s3, 1);
     mlx_array ints = tu_i32(iv, s22, 2), r = mlx_array_new(), r1 = mlx_array_new();
     mlx_vector_array out = mlx_vector_array_new();
 
@@ -559,7 +557,8 @@ static void test_factorizations_have_no_derivative(void **state)
     int s22[2] = {2, 2};
     mlx_array a = make(MLX_FLOAT64, v, s22, 2);
     mlx_closure f = mlx_closure_new_func(f_inv);
-    mlx_vector_array prim = mlx_vector_array_new_value(a), outs = mlx_vector_array_new(), g = mlx_vector_array_new();
+    mlx_vector_array prim = mlx_vector_array_new_value(a), outs = mlx_vector_array_new(),
+                     g = mlx_vector_array_new();
     assert_int_not_equal(mlx_vjp(&outs, &g, f, prim, prim), 0);
     tu_expect_error("[vjp] Not implemented for Inverse");
     assert_int_not_equal(mlx_jvp(&outs, &g, f, prim, prim), 0);

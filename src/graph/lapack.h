@@ -34,8 +34,8 @@ void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau,
              int *info);
 void sorgqr_(const int *m, const int *n, const int *k, float *a, const int *lda, const float *tau, float *work,
              const int *lwork, int *info);
-void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda, const double *tau,
-             double *work, const int *lwork, int *info);
+void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda, const double *tau, double *work,
+             const int *lwork, int *info);
 
 /* SVD by divide and conquer. */
 void sgesdd_(const char *jobz, const int *m, const int *n, float *a, const int *lda, float *s, float *u,

@@ -32,17 +32,12 @@ size_t mc_la_out_per(const mc_la_job *j)
     size_t m = (size_t)j->m, n = (size_t)j->n, k = m < n ? m : n;
     switch (j->kind) {
     case MC_LA_INVERSE:
-    case MC_LA_CHOLESKY:
-        return m * n;
-    case MC_LA_QRF:
-        return m * k + k * n;
-    case MC_LA_SVD:
-        return j->vectors ? m * m + k + n * n : k;
+    case MC_LA_CHOLESKY: return m * n;
+    case MC_LA_QRF: return m * k + k * n;
+    case MC_LA_SVD: return j->vectors ? m * m + k + n * n : k;
     case MC_LA_EIG:
-    case MC_LA_EIGH:
-        return j->vectors ? n + n * n : n;
-    case MC_LA_LUF:
-        return m * n + k + m;
+    case MC_LA_EIGH: return j->vectors ? n + n * n : n;
+    case MC_LA_LUF: return m * n + k + m;
     }
     return 0;
 }
@@ -80,7 +75,8 @@ static void to_col_major(char *dst, const char *src, int m, int n, size_t es)
 {
     for (int r = 0; r < m; r++)
         for (int c = 0; c < n; c++)
-            memcpy(dst + ((size_t)r + (size_t)c * (size_t)m) * es, src + ((size_t)r * (size_t)n + (size_t)c) * es, es);
+            memcpy(dst + ((size_t)r + (size_t)c * (size_t)m) * es, src + ((size_t)r * (size_t)n + (size_t)c) * es,
+                   es);
 }
 
 /* -- Inverse and Cholesky: in place on a copy of the row-major buffer ---- */
@@ -212,8 +208,8 @@ static int run_qrf(const mc_la_job *j, const char *in, char *out, size_t b0, siz
             dorgqr_(&m, &k, &k, (double *)w, &lda, (double *)tau, (double *)work, &lwork, &info);
         for (int row = 0; row < m; row++)
             for (int c = 0; c < k; c++)
-                memcpy(q + ((size_t)row * (size_t)k + (size_t)c) * es, w + ((size_t)row + (size_t)c * (size_t)m) * es,
-                       es);
+                memcpy(q + ((size_t)row * (size_t)k + (size_t)c) * es,
+                       w + ((size_t)row + (size_t)c * (size_t)m) * es, es);
     }
     free(w);
     return 0;
@@ -376,7 +372,8 @@ static int run_eig(const mc_la_job *j, const char *in, char *out, size_t b0, siz
             size_t col = (size_t)c * (size_t)n;
             if (EIG_AT(vals, n + c) != 0 && c + 1 < n) {
                 for (int r = 0; r < n; r++) {
-                    float re = (float)EIG_AT(vl, col + (size_t)r), im = (float)EIG_AT(vl, col + (size_t)n + (size_t)r);
+                    float re = (float)EIG_AT(vl, col + (size_t)r),
+                          im = (float)EIG_AT(vl, col + (size_t)n + (size_t)r);
                     ovec[(size_t)r * (size_t)n + (size_t)c] = re - im * I;
                     ovec[(size_t)r * (size_t)n + (size_t)c + 1] = re + im * I;
                 }
@@ -461,8 +458,8 @@ static int run_eigh(const mc_la_job *j, const char *in, char *out, size_t b0, si
         char *ovec = o + es * (size_t)n;
         for (int c = 0; c < n; c++)
             for (int r = 0; r < n; r++)
-                memcpy(ovec + ((size_t)r * (size_t)n + (size_t)c) * es, w + ((size_t)c * (size_t)n + (size_t)r) * es,
-                       es);
+                memcpy(ovec + ((size_t)r * (size_t)n + (size_t)c) * es,
+                       w + ((size_t)c * (size_t)n + (size_t)r) * es, es);
     }
     free(w), free(iwork);
     return rc;
@@ -579,20 +576,13 @@ int mc_la_solve(mlx_dtype dtype, int n, int nrhs, const void *a, const void *b, 
 int mc_la_run(const mc_la_job *j, const void *in, void *out, size_t begin, size_t end, mc_la_fail *fail)
 {
     switch (j->kind) {
-    case MC_LA_INVERSE:
-        return run_inverse(j, in, out, begin, end, fail);
-    case MC_LA_CHOLESKY:
-        return run_cholesky(j, in, out, begin, end, fail);
-    case MC_LA_QRF:
-        return run_qrf(j, in, out, begin, end, fail);
-    case MC_LA_SVD:
-        return run_svd(j, in, out, begin, end, fail);
-    case MC_LA_EIG:
-        return run_eig(j, in, out, begin, end, fail);
-    case MC_LA_EIGH:
-        return run_eigh(j, in, out, begin, end, fail);
-    case MC_LA_LUF:
-        return run_luf(j, in, out, begin, end, fail);
+    case MC_LA_INVERSE: return run_inverse(j, in, out, begin, end, fail);
+    case MC_LA_CHOLESKY: return run_cholesky(j, in, out, begin, end, fail);
+    case MC_LA_QRF: return run_qrf(j, in, out, begin, end, fail);
+    case MC_LA_SVD: return run_svd(j, in, out, begin, end, fail);
+    case MC_LA_EIG: return run_eig(j, in, out, begin, end, fail);
+    case MC_LA_EIGH: return run_eigh(j, in, out, begin, end, fail);
+    case MC_LA_LUF: return run_luf(j, in, out, begin, end, fail);
     }
     return 0;
 }

@@ -47,7 +47,8 @@ static int la_infer(mc_la_kind kind, mc_meta *out, mc_array *const *in, const vo
     mc_la_job j = job_of(kind, a, params);
     bool square = kind == MC_LA_INVERSE || kind == MC_LA_CHOLESKY || kind == MC_LA_EIG || kind == MC_LA_EIGH;
     if (square && j.m != j.n)
-        return mc_error("[%s] %s is only defined for square matrices, not %d x %d.", fn, kind_name(kind), j.m, j.n);
+        return mc_error("[%s] %s is only defined for square matrices, not %d x %d.", fn, kind_name(kind), j.m,
+                        j.n);
     /* LUF stores its integer outputs as values of the matrix's dtype */
     if (kind == MC_LA_LUF && a->dtype == MLX_FLOAT32 && j.m > (1 << 24))
         return mc_error("[%s] LUF of float32 matrices supports at most %d rows, not %d.", fn, 1 << 24, j.m);
@@ -59,7 +60,8 @@ static int la_infer(mc_la_kind kind, mc_meta *out, mc_array *const *in, const vo
     }
     size_t per = mc_la_out_per(&j);
     if (per > (size_t)0x7fffffff)
-        return mc_error("[%s] the outputs of %s of a %d x %d matrix are too large.", fn, kind_name(kind), j.m, j.n);
+        return mc_error("[%s] the outputs of %s of a %d x %d matrix are too large.", fn, kind_name(kind), j.m,
+                        j.n);
     out->ndim = a->ndim - 1;
     out->shape[a->ndim - 2] = (int)per;
     return 0;
@@ -102,16 +104,14 @@ static int la_report(const mc_la_job *j, const mc_la_fail *f)
         return mc_error("[Inverse::eval_cpu] inversion failed with error code %d", f->info);
     case MC_LA_CHOLESKY:
         return mc_error("[Cholesky::eval_cpu] Cholesky decomposition failed with error code %d", f->info);
-    case MC_LA_SVD:
-        return mc_error("[SVD::eval_cpu] svd_impl: gesdd failed with code %d", f->info);
+    case MC_LA_SVD: return mc_error("[SVD::eval_cpu] svd_impl: gesdd failed with code %d", f->info);
     case MC_LA_EIG:
     case MC_LA_EIGH:
         return mc_error("[%s::eval_cpu] Eigenvalue decomposition failed with error code %d", name, f->info);
     case MC_LA_LUF:
         return mc_error("[LUF::eval_cpu] sgetrf_ failed with code %d%s", f->info,
                         f->info > 0 ? " because matrix is singular" : " because argument had an illegal value");
-    default:
-        return mc_error("[%s::eval_cpu] LAPACK failed with code %d", name, f->info);
+    default: return mc_error("[%s::eval_cpu] LAPACK failed with code %d", name, f->info);
     }
 }
 
@@ -159,16 +159,16 @@ static mc_array *no_jvp(mc_array *node, mc_array *const *tans, const int *argnum
 }
 
 /* One infer and eval per primitive, naming its kind. */
-#define LA_RULES(lower, KIND)                                                                                      \
-    static int lower##_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)         \
-    {                                                                                                              \
-        (void)n;                                                                                                   \
-        return la_infer(KIND, out, in, params, fn);                                                                \
-    }                                                                                                              \
-    static int lower##_eval(mc_array *out, mc_array *const *in, int n, const void *params)                         \
-    {                                                                                                              \
-        (void)n;                                                                                                   \
-        return la_eval(KIND, out, in, params);                                                                     \
+#define LA_RULES(lower, KIND)                                                                              \
+    static int lower##_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn) \
+    {                                                                                                      \
+        (void)n;                                                                                           \
+        return la_infer(KIND, out, in, params, fn);                                                        \
+    }                                                                                                      \
+    static int lower##_eval(mc_array *out, mc_array *const *in, int n, const void *params)                 \
+    {                                                                                                      \
+        (void)n;                                                                                           \
+        return la_eval(KIND, out, in, params);                                                             \
     }
 
 LA_RULES(inverse, MC_LA_INVERSE)
@@ -252,8 +252,12 @@ static int solve_eval(mc_array *out, mc_array *const *in, int n, const void *par
         return 1;
     if (out->size == 0)
         return 0;
-    solve_batch c = {.dtype = a->dtype, .n = a->shape[a->ndim - 1], .k = b->shape[b->ndim - 1],
-                     .a = a->data, .b = b->data, .x = out->data};
+    solve_batch c = {.dtype = a->dtype,
+                     .n = a->shape[a->ndim - 1],
+                     .k = b->shape[b->ndim - 1],
+                     .a = a->data,
+                     .b = b->data,
+                     .x = out->data};
     size_t count = 1;
     for (int i = 0; i < a->ndim - 2; i++)
         count *= (size_t)a->shape[i];

@@ -80,7 +80,10 @@ static int inv_impl(mlx_array *res, mlx_array a, bool tri, bool upper, mlx_strea
     return la_node(res, a, MC_PRIM_INVERSE, p, fn, s);
 }
 
-int mlx_linalg_inv(mlx_array *res, const mlx_array a, const mlx_stream s) { return inv_impl(res, a, false, true, s); }
+int mlx_linalg_inv(mlx_array *res, const mlx_array a, const mlx_stream s)
+{
+    return inv_impl(res, a, false, true, s);
+}
 
 int mlx_linalg_tri_inv(mlx_array *res, const mlx_array a, bool upper, const mlx_stream s)
 {

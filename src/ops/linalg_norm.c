@@ -16,8 +16,8 @@ static const char norm_fn[] = "linalg::norm";
 static int l2_norm(mlx_array *res, mlx_array a, const int *axes, int n, bool keepdims, mlx_stream s)
 {
     mlx_array t = mlx_array_new();
-    int rc = mc_arr(a)->dtype == MLX_COMPLEX64 ? mlx_abs(&t, a, s) || mlx_multiply(&t, t, t, s)
-                                               : mlx_square(&t, a, s);
+    int rc =
+        mc_arr(a)->dtype == MLX_COMPLEX64 ? mlx_abs(&t, a, s) || mlx_multiply(&t, t, t, s) : mlx_square(&t, a, s);
     rc = rc || mlx_sum_axes(&t, t, axes, (size_t)n, keepdims, s) || mlx_sqrt(res, t, s);
     mlx_array_free(t);
     return rc;
@@ -41,8 +41,8 @@ static int vector_norm(mlx_array *res, mlx_array a, double ord, int axis, bool k
     else {
         mlx_array_free(p), mlx_array_free(q);
         p = mlx_array_new_float64(ord), q = mlx_array_new_float64(1.0 / ord);
-        rc = mlx_astype(&p, p, dt, s) || mlx_astype(&q, q, dt, s) || mlx_abs(&t, a, s) ||
-             mlx_power(&t, t, p, s) || mlx_sum_axis(&t, t, axis, keepdims, s) || mlx_power(res, t, q, s);
+        rc = mlx_astype(&p, p, dt, s) || mlx_astype(&q, q, dt, s) || mlx_abs(&t, a, s) || mlx_power(&t, t, p, s) ||
+             mlx_sum_axis(&t, t, axis, keepdims, s) || mlx_power(res, t, q, s);
     }
     mlx_array_free(t), mlx_array_free(zero), mlx_array_free(p), mlx_array_free(q);
     return rc;
@@ -175,8 +175,8 @@ static int cross_check(const mc_array *x, int axis, const char *fn)
 }
 
 /* x * y, or -(x * y) if neg, or x1 * y1 - x2 * y2 when x2 is given. */
-static int prod_term(mlx_array *res, mlx_array x1, mlx_array y1, const mlx_array *x2, const mlx_array *y2, bool neg,
-                     mlx_stream s)
+static int prod_term(mlx_array *res, mlx_array x1, mlx_array y1, const mlx_array *x2, const mlx_array *y2,
+                     bool neg, mlx_stream s)
 {
     mlx_array t = mlx_array_new();
     int rc = mlx_multiply(res, x1, y1, s);
@@ -194,7 +194,8 @@ int mlx_linalg_cross(mlx_array *res, const mlx_array a, const mlx_array b, int a
     mc_array *x = mc_op_arg(a, fn, "a"), *y = x ? mc_op_arg(b, fn, "b") : NULL;
     if (mc_op_check_res(res, fn) || !y || cross_check(x, axis, fn) || cross_check(y, axis, fn))
         return 1;
-    bool a2 = x->shape[axis < 0 ? axis + x->ndim : axis] == 2, b2 = y->shape[axis < 0 ? axis + y->ndim : axis] == 2;
+    bool a2 = x->shape[axis < 0 ? axis + x->ndim : axis] == 2,
+         b2 = y->shape[axis < 0 ? axis + y->ndim : axis] == 2;
     mlx_dtype t = mc_promote(x->dtype, y->dtype);
     int as[MC_MAX_NDIM], bs[MC_MAX_NDIM], out[MC_MAX_NDIM], nd;
     memcpy(as, x->shape, sizeof(int) * (size_t)x->ndim);
@@ -204,7 +205,8 @@ int mlx_linalg_cross(mlx_array *res, const mlx_array a, const mlx_array b, int a
     if (mc_broadcast_shapes(x->ndim, as, y->ndim, bs, &nd, out, fn))
         return 1;
     int ax = axis < 0 ? axis + nd : axis;
-    mlx_array ac = mlx_array_new(), bc = mlx_array_new(), c[3] = {mlx_array_new(), mlx_array_new(), mlx_array_new()};
+    mlx_array ac = mlx_array_new(), bc = mlx_array_new(),
+              c[3] = {mlx_array_new(), mlx_array_new(), mlx_array_new()};
     mlx_array ai[3] = {mlx_array_new(), mlx_array_new(), mlx_array_new()};
     mlx_array bi[3] = {mlx_array_new(), mlx_array_new(), mlx_array_new()};
     mlx_vector_array sa = mlx_vector_array_new(), sb = mlx_vector_array_new(), parts = mlx_vector_array_new();
@@ -223,9 +225,11 @@ int mlx_linalg_cross(mlx_array *res, const mlx_array a, const mlx_array b, int a
     } else if (a2 && b2) {
         rc = mlx_zeros_like(&c[0], ai[0], s) || mlx_array_set(&c[1], c[0]);
     } else if (b2) {
-        rc = prod_term(&c[0], ai[2], bi[1], NULL, NULL, true, s) || prod_term(&c[1], ai[2], bi[0], NULL, NULL, false, s);
+        rc = prod_term(&c[0], ai[2], bi[1], NULL, NULL, true, s) ||
+             prod_term(&c[1], ai[2], bi[0], NULL, NULL, false, s);
     } else if (a2) {
-        rc = prod_term(&c[0], ai[1], bi[2], NULL, NULL, false, s) || prod_term(&c[1], ai[0], bi[2], NULL, NULL, true, s);
+        rc = prod_term(&c[0], ai[1], bi[2], NULL, NULL, false, s) ||
+             prod_term(&c[1], ai[0], bi[2], NULL, NULL, true, s);
     } else {
         rc = prod_term(&c[0], ai[1], bi[2], &ai[2], &bi[1], false, s) ||
              prod_term(&c[1], ai[2], bi[0], &ai[0], &bi[2], false, s);

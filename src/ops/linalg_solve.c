@@ -30,11 +30,13 @@ static int validate_solve(mlx_array a, mlx_array b, const char *fn)
     int last = y->ndim > 1 ? y->ndim - 2 : y->ndim - 1;
     if (x->shape[x->ndim - 1] != y->shape[last])
         return mc_error("[%s] Last dimension of first input with shape %s must match second to last dimension of "
-                        "second input with shape %s.", fn, sa, sb);
+                        "second input with shape %s.",
+                        fn, sa, sb);
     mlx_dtype t = mc_promote(x->dtype, y->dtype);
     if (t != MLX_FLOAT32 && t != MLX_FLOAT64)
-        return mc_error("[%s] Input arrays must promote to float32 or float64.  Received arrays with type %s and %s.",
-                        fn, mc_dtype_name(x->dtype), mc_dtype_name(y->dtype));
+        return mc_error(
+            "[%s] Input arrays must promote to float32 or float64.  Received arrays with type %s and %s.", fn,
+            mc_dtype_name(x->dtype), mc_dtype_name(y->dtype));
     return 0;
 }
 
