@@ -160,6 +160,26 @@ def bench_random():
 SECTIONS["random"] = bench_random
 
 
+def bench_linalg():
+    """bench_linalg.c's figures: 1000 4 x 4 solves in one batched call
+    (float64 and float32) and the full SVD of a 1024 x 1024 float32 matrix,
+    on numpy's OpenBLAS threads."""
+    b_, n_ = 1000, 4
+    f = np.arange(b_ * n_ * n_, dtype=np.float64) * 0.6180339887498949 + 0.25
+    a = (-1 + 2 * (f - np.floor(f))).reshape(b_, n_, n_) + 4 * np.eye(n_)
+    f = np.arange(b_ * n_, dtype=np.float64) * 0.6180339887498949 + 0.5
+    b = (-1 + 2 * (f - np.floor(f))).reshape(b_, n_, 1)
+    report("solve_1000x4x4_f64", 2, lambda: np.linalg.solve(a, b), 3, 51)
+    a32, b32 = a.astype(np.float32), b.astype(np.float32)
+    report("solve_1000x4x4_f32", 2, lambda: np.linalg.solve(a32, b32), 3, 51)
+    f = np.arange(1024 * 1024, dtype=np.float64) * 0.6180339887498949 + 0.125
+    m = (-1 + 2 * (f - np.floor(f))).reshape(1024, 1024).astype(np.float32)
+    report("svd_1024_f32", 2, lambda: np.linalg.svd(m), 1, 5)
+
+
+SECTIONS["linalg"] = bench_linalg
+
+
 def main():
     """Usage: numpy_ref.py [section...] (sections as bench_ops takes)."""
     info("program", "numpy_ref")

@@ -381,6 +381,21 @@ def build(figs, info, meta):
       "the memset row is the floor for writing the same bytes.")
     w("")
 
+    w("## Linear algebra")
+    w("")
+    w(HEAD)
+    w(r.row("solve 1000 x (4x4) float64", ("mlx", "solve_1000x4x4_f64", 2),
+            ("numpy", "solve_1000x4x4_f64", 2), "numpy `linalg.solve`", 1.0))
+    w(r.row("solve 1000 x (4x4) float32", ("mlx", "solve_1000x4x4_f32", 2),
+            ("numpy", "solve_1000x4x4_f32", 2), "numpy `linalg.solve`", 1.0))
+    w(r.row("svd 1024x1024 float32 (U, S, Vt)", ("mlx", "svd_1024_f32", 2),
+            ("numpy", "svd_1024_f32", 2), "numpy `linalg.svd`", 1.0))
+    w("")
+    w("One batched call each. The solves run one LAPACK getrf + getrs per "
+      "matrix, the batch split over the pool; the SVD is one sgesdd on one "
+      "thread (numpy's runs on OpenBLAS's threads).")
+    w("")
+
     w("## compile")
     w("")
     w("A compiled 10-op elementwise function (add, multiply, subtract, "

@@ -35,6 +35,7 @@ HEADERS = [
     ("map.h", "Maps"),
     ("io_types.h", "Readers and writers"),
     ("io.h", "Loading and saving (.npy, safetensors)"),
+    ("linalg.h", "Linear algebra"),
     ("cpu.h", "mlx-cpu extensions"),
 ]
 
@@ -100,7 +101,6 @@ NOTES = {
     "mlx_random_truncated_normal": "bit for bit MLX 0.31.1's (MLX's erf and erfinv); float64 refused as MLX does; partial: not differentiable in lower/upper yet (vjp/jvp report \"not implemented\")",
     "mlx_random_randint": "MLX 0.31.1's float32-based draw: exact integers while the bounds are below 2^24",
     "mlx_random_permutation_arange": "bit for bit MLX 0.31.1's; 0 gives an empty array (MLX's CPU sort dies with SIGFPE)",
-    "mlx_random_multivariate_normal": "float32; SVD by OpenBLAS's LAPACK sgesdd as MLX calls it: within 3.3e-7 relative of MLX's values in tests; partial: not differentiable in mean/cov yet",
     "mlx_put_along_axis": "an index outside the axis (after negative ones count from the end) is clamped to its nearest end, where take reads; MLX writes outside the array. Repeated indices: the last value along the axis wins",
     "mlx_scatter_add_axis": "indices outside the axis are clamped, as put_along_axis (MLX writes outside the array); float16/bfloat16 sums round after each add, integer sums wrap, bool sums are or",
     "mlx_sort": "stable, NaN last, as MLX; float16/bfloat16 NaN last too (MLX's CPU order is undefined there)",
@@ -114,6 +114,12 @@ NOTES = {
     "mlx_topk": "MLX's order (the last k of a partition), not sorted; k == n returns the input",
     "mlx_topk_axis": "as mlx_topk",
     "mlx_median": "no axes on a non-0-d array fails (MLX: a [flatten] error)",
+    "mlx_linalg_eig": "complex64 input: right eigenvectors (MLX returns their conjugates, which are not eigenvectors); real input as MLX",
+    "mlx_linalg_eigh": "an UPLO other than L/U (first letter, either case) is an error; MLX hands it to LAPACK",
+    "mlx_linalg_eigvalsh": "as mlx_linalg_eigh",
+    "mlx_linalg_solve": "one getrf + getrs per matrix (MLX: lu, then two tri_inv @ b): the same solution, backward stable; differentiable in b only, as MLX",
+    "mlx_linalg_lu_factor": "float32 matrices of at most 2^24 rows",
+    "mlx_random_multivariate_normal": "float32; SVD by mlx_linalg_svd (LAPACK sgesdd, as MLX): within 3.3e-7 relative of MLX's values in tests; partial: not differentiable in mean/cov yet",
 }
 
 DECL = re.compile(r"^\s*(?:const\s+)?[\w\s\*]*?\b(_?mlx_\w+)\s*\(", re.M)
@@ -152,6 +158,8 @@ def render(lib):
         "**Partial: not implemented yet** (mlx-c v0.6.0 has them; tier 2 of the",
         "plan): of transforms.h vmap (`mlx_detail_vmap_trace`, `mlx_detail_vmap_replace`); the headers fast.h, fft.h, linalg.h,",
         "export.h, distributed.h, distributed_group.h,",
+        "plan): of transforms.h and closure.h the kwargs closure kind and vmap (`mlx_detail_vmap_trace`, `mlx_detail_vmap_replace`); the headers fast.h, fft.h, io.h,",
+        "io_types.h, map.h, export.h, distributed.h, distributed_group.h,",
         "metal.h and cuda.h; and the ops of ops.h beyond tier 1 (gather/scatter",
         "other than put_along_axis and scatter_add_axis, convolutions, quantization",
         "among them). Sorting and selection are done.",

@@ -386,6 +386,38 @@ static int f_where(mlx_array *o, const mlx_array *x, mlx_stream s)
     mlx_array_free(c);
     return rc;
 }
+/* linalg.h: the norms and cross are compositions of differentiable ops;
+ * solve is differentiable in b (the factorizations of a have no rules, as
+ * in MLX) */
+static int f_norm_p3(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    int ax = 1;
+    return mlx_linalg_norm(o, x[0], 3.0, &ax, 1, false, s);
+}
+static int f_norm_inf_matrix(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_linalg_norm(o, x[0], INFINITY, NULL, 0, true, s);
+}
+static int f_norm_fro(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_linalg_norm_matrix(o, x[0], "fro", NULL, 0, false, s);
+}
+static int f_norm_l2(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    int ax = 0;
+    return mlx_linalg_norm_l2(o, x[0], &ax, 1, false, s);
+}
+static int f_cross(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_linalg_cross(o, x[0], x[1], -1, s); }
+static int f_solve_b(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    static const double av[9] = {4, 1, 0.5, 1, 3, 0.25, 0.5, 0.25, 2};
+    int shape[2] = {3, 3};
+    mlx_array a = mlx_array_new_data(av, shape, 2, MLX_FLOAT64);
+    int rc = mlx_astype(&a, a, mlx_array_dtype(x[0]), s) || mlx_linalg_solve(o, a, x[0], s);
+    mlx_array_free(a);
+    return rc;
+}
+
 static int f_clip(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     mlx_array lo = mlx_array_new_float64(-0.3), hi = mlx_array_new_float64(0.4);
@@ -568,6 +600,14 @@ static const grad_case cases[] = {
     {"kron", f_kron, 2, {2, 2}, {{2, 2}, {2, 3}}, -1, 1, 0},
     {"tensordot", f_tensordot, 2, {2, 2}, {{2, 3}, {3, 2}}, -1, 1, 0},
     {"mlp", f_mlp, 3, {2, 2, 1}, {{2, 3}, {3, 4}, {4}}, -1, 1, 0},
+    /* linalg.h */
+    {"linalg_norm_p3_axis", f_norm_p3, 1, {2}, {{2, 4}}, 0.2, 1, 0},
+    {"linalg_norm_inf_matrix_keepdims", f_norm_inf_matrix, 1, {2}, {{3, 4}}, -1, 1, 0},
+    {"linalg_norm_fro", f_norm_fro, 1, {2}, {{3, 4}}, -1, 1, 0},
+    {"linalg_norm_l2_axis", f_norm_l2, 1, {2}, {{3, 2}}, -1, 1, 0},
+    {"linalg_cross", f_cross, 2, {2, 2}, {{2, 3}, {2, 3}}, -1, 1, 0},
+    {"linalg_cross_2d_broadcast", f_cross, 2, {2, 1}, {{2, 3}, {2}}, -1, 1, 0},
+    {"linalg_solve_in_b", f_solve_b, 1, {2}, {{3, 2}}, -1, 1, 0},
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 

@@ -257,33 +257,3 @@ void mc_blas_scale(mlx_dtype dtype, size_t n, float alpha, void *x)
     }
 }
 
-/* LAPACK as OpenBLAS ships it (Fortran calling convention, LP64 ints). */
-void sgesdd_(const char *jobz, const int *m, const int *n, float *a, const int *lda, float *s, float *u,
-             const int *ldu, float *vt, const int *ldvt, float *work, const int *lwork, int *iwork, int *info);
-
-int mc_lapack_svd_f32(int m, int n, float *a, float *s, float *u, float *vt, const char *fn)
-{
-    /* LAPACK sees the column-major n x m matrix a^T = vt^T diag(s) u^T:
-     * its left factor, written column-major, is vt row-major, and its
-     * right factor is u */
-    const char jobz = 'A';
-    const int k = m < n ? m : n, lda = n, ldu = n, ldvt = m;
-    int info = 0, lwork = -1;
-    float query = 0;
-    int *iwork = malloc(sizeof(int) * 8 * (size_t)(k ? k : 1));
-    if (!iwork)
-        return mc_error("[%s] out of memory for the SVD of a %d x %d matrix.", fn, m, n);
-    (void)mc_pool_threads();
-    sgesdd_(&jobz, &n, &m, NULL, &lda, NULL, NULL, &ldu, NULL, &ldvt, &query, &lwork, iwork, &info);
-    lwork = (int)query;
-    float *work = info == 0 ? malloc(sizeof(float) * (size_t)(lwork > 0 ? lwork : 1)) : NULL;
-    if (info == 0 && work)
-        sgesdd_(&jobz, &n, &m, a, &lda, s, vt, &ldu, u, &ldvt, work, &lwork, iwork, &info);
-    free(iwork);
-    if (!work && info == 0)
-        return mc_error("[%s] out of memory for the SVD of a %d x %d matrix.", fn, m, n);
-    free(work);
-    if (info != 0)
-        return mc_error("[%s] LAPACK sgesdd failed with code %d on a %d x %d matrix.", fn, info, m, n);
-    return 0;
-}

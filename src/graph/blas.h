@@ -52,14 +52,6 @@ int mc_blas_matmul(const mc_blas_matmul_args *args, const char *fn);
 /* x[i] *= alpha for i < n (dtype as above; n may exceed INT_MAX). */
 void mc_blas_scale(mlx_dtype dtype, size_t n, float alpha, void *x);
 
-/* The full SVD of one row-major m x n float32 matrix a (clobbered), as
- * MLX's SVD::eval_cpu gets it from LAPACK's sgesdd (jobz 'A', the
- * row-major matrix read as its column-major transpose): s gets the
- * min(m, n) singular values, u the m x m and vt the n x n factors, both
- * row-major, a = u diag(s) vt. Returns 0, or 1 with an error naming fn
- * (no memory, or LAPACK's info). */
-int mc_lapack_svd_f32(int m, int n, float *a, float *s, float *u, float *vt, const char *fn);
-
 /* The thread count OpenBLAS uses now (1 once the pool has set it), or 0
  * when the BLAS library is not OpenBLAS. */
 int mc_blas_threads(void);

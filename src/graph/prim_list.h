@@ -56,11 +56,19 @@
     /* linear algebra (prims_matmul.c, BLAS calls in blas.c) */                                    \
     X(MC_PRIM_MATMUL, mc_prim_matmul)                                                              \
     X(MC_PRIM_ADDMM, mc_prim_addmm)                                                                \
+    /* factorizations through LAPACK (prims_linalg.c, LAPACK calls in linalg_kernels.c) */        \
+    X(MC_PRIM_INVERSE, mc_prim_inverse)                                                            \
+    X(MC_PRIM_CHOLESKY, mc_prim_cholesky)                                                          \
+    X(MC_PRIM_QRF, mc_prim_qrf)                                                                    \
+    X(MC_PRIM_SVD, mc_prim_svd)                                                                    \
+    X(MC_PRIM_EIG, mc_prim_eig)                                                                    \
+    X(MC_PRIM_EIGH, mc_prim_eigh)                                                                  \
+    X(MC_PRIM_LUF, mc_prim_luf)                                                                    \
+    X(MC_PRIM_SOLVE, mc_prim_solve)                                                                \
     /* random numbers from a key (prims_random.c) */                                              \
     X(MC_PRIM_RANDOM_BITS, mc_prim_random_bits)                                                    \
     X(MC_PRIM_RANDOM_DIST, mc_prim_random_dist)                                                    \
     X(MC_PRIM_RANDOM_PERMUTATION, mc_prim_random_permutation)                                      \
-    X(MC_PRIM_SVD, mc_prim_svd) /* multivariate_normal's square root of cov */                      \
     /* a function with its own derivative rules (prims_custom.c) */                               \
     X(MC_PRIM_CUSTOM, mc_prim_custom)                                                              \
     /* a fused elementwise chain built by compile (prims_fused.c) */                               \

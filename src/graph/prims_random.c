@@ -1,13 +1,11 @@
 /* Owns the random primitives: RandomBits (MLX's), RandomDist (MLX's
  * distributions fused into one pass over the key's bits),
- * RandomPermutation (argsort of bits), and SVD (one factor of MLX's SVD,
- * for multivariate_normal). The generation is counter-based, so
+ * RandomPermutation (argsort of bits). The generation is counter-based, so
  * each output splits into counter ranges that the pool runs in parallel
  * with the same bytes as one pass (simd/random.h). */
 #include <stdlib.h>
 #include <string.h>
 
-#include "graph/blas.h"
 #include "graph/build.h"
 #include "graph/prims_random.h"
 #include "runtime/error.h"
@@ -40,7 +38,7 @@ static void read_key(const mc_array *key, uint32_t k[2])
  * integer, so zeros (mc_vjp_zeros), as for ArgReduce. RandomDist's uniform
  * and normal are linear in their parameters, as MLX's compositions are
  * (low + (high - low) u, loc + scale e): their rules below draw u or e
- * again from the same key. truncated_normal's bounds and SVD would need
+ * again from the same key. truncated_normal's bounds would need
  * rules of their own: until they exist, asking for one is an error rather
  * than a silent zero. */
 static int no_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
@@ -354,71 +352,3 @@ const mc_prim_info mc_prim_random_permutation = {
     .jvp = mc_jvp_zeros,
 };
 
-/* -- SVD ------------------------------------------------------------------- */
-
-static const char *svd_name(const void *params)
-{
-    static const char *const names[] = {"SVD(U)", "SVD(S)", "SVD(Vt)"};
-    return names[((const mc_svd_params *)params)->which];
-}
-
-static int svd_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
-{
-    (void)n;
-    const mc_svd_params *p = params;
-    const mc_array *a = in[0];
-    if (a->ndim < 2 || a->dtype != MLX_FLOAT32)
-        return mc_error("[%s] SVD needs a float32 array of at least 2 dimensions, not %s of %d.", fn,
-                        mc_dtype_name(a->dtype), a->ndim);
-    int m = a->shape[a->ndim - 2], k = a->shape[a->ndim - 1];
-    out->dtype = MLX_FLOAT32;
-    out->ndim = a->ndim - (p->which == 1);
-    memcpy(out->shape, a->shape, sizeof(int) * (size_t)(a->ndim - 2));
-    if (p->which == 1) {
-        out->shape[a->ndim - 2] = m < k ? m : k;
-    } else {
-        int d = p->which == 0 ? m : k;
-        out->shape[a->ndim - 2] = d;
-        out->shape[a->ndim - 1] = d;
-    }
-    return 0;
-}
-
-static int svd_eval(mc_array *out, mc_array *const *in, int n, const void *params)
-{
-    (void)n;
-    const mc_svd_params *p = params;
-    const mc_array *a = in[0];
-    size_t m = (size_t)a->shape[a->ndim - 2], k = (size_t)a->shape[a->ndim - 1], r = m < k ? m : k;
-    size_t count = m * k != 0 ? a->size / (m * k) : 0;
-    if (!(a->flags & MC_FLAG_ROW_CONTIG))
-        return mc_error("[%s] SVD input is not row-contiguous.", "multivariate_normal");
-    if (mc_array_alloc_data(out, "multivariate_normal"))
-        return 1;
-    float *work = malloc(sizeof(float) * (m * k + r + m * m + k * k + 1));
-    if (!work)
-        return mc_error("[multivariate_normal] out of memory for the SVD of %zu matrices of %zu x %zu.", count, m,
-                        k);
-    float *wa = work, *ws = wa + m * k, *wu = ws + r, *wv = wu + m * m;
-    size_t per = p->which == 0 ? m * m : p->which == 1 ? r : k * k;
-    const float *src = p->which == 0 ? wu : p->which == 1 ? ws : wv;
-    int rc = 0;
-    for (size_t b = 0; b < count && !rc; b++) {
-        memcpy(wa, (const float *)a->data + b * m * k, sizeof(float) * m * k);
-        rc = mc_lapack_svd_f32((int)m, (int)k, wa, ws, wu, wv, "multivariate_normal");
-        if (!rc)
-            memcpy((float *)out->data + b * per, src, sizeof(float) * per);
-    }
-    free(work);
-    return rc;
-}
-
-const mc_prim_info mc_prim_svd = {
-    .name = "SVD",
-    .arity = 1,
-    .infer = svd_infer,
-    .eval = svd_eval,
-    .vjp = no_vjp,
-    .jvp = no_jvp,
-    .name_of = svd_name,
-};

@@ -36,12 +36,4 @@ typedef struct mc_random_perm_params {
     int n;
 } mc_random_perm_params;
 
-/* SVD: one factor (which: 0 U, 1 S, 2 Vt) of MLX's full SVD of each
- * matrix of a row-contiguous float32 input (..., M, N), through LAPACK's
- * sgesdd as MLX's SVD::eval_cpu calls it (graph/blas.c). Here for
- * multivariate_normal, the one user so far. */
-typedef struct mc_svd_params {
-    int which;
-} mc_svd_params;
-
 #endif

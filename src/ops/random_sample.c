@@ -158,14 +158,6 @@ int mlx_random_categorical(mlx_array *res, const mlx_array logits, int axis, con
     return categorical_impl(res, logits, ax, n, shape, key, fn, s);
 }
 
-/* One factor of the SVD of a (float32, row-contiguous already). */
-static int svd_factor(mlx_array *res, mlx_array a, int which, const char *fn)
-{
-    mc_svd_params p = {.which = which};
-    mc_array *in[1] = {mc_arr(a)};
-    return mc_op_store(res, mc_node_new(fn, MC_PRIM_SVD, in, 1, &p, sizeof p), fn);
-}
-
 int mlx_random_multivariate_normal(mlx_array *res, const mlx_array mean, const mlx_array cov, const int *shape,
                                    size_t shape_num, mlx_dtype dtype, const mlx_array key, const mlx_stream s)
 {
@@ -198,9 +190,10 @@ int mlx_random_multivariate_normal(mlx_array *res, const mlx_array mean, const m
     /* the square root of cov as MLX takes it: (U * sqrt(S)[..., None, :]) @ Vt */
     mlx_array cf = mlx_array_new(), u = mlx_array_new(), sv = mlx_array_new(), vt = mlx_array_new();
     mlx_array std = mlx_array_new(), z = mlx_array_new();
-    int rc = mlx_astype(&cf, cov, MLX_FLOAT32, s) || mlx_contiguous(&cf, cf, false, s) ||
-             svd_factor(&u, cf, 0, fn) || svd_factor(&sv, cf, 1, fn) || svd_factor(&vt, cf, 2, fn) ||
-             mlx_sqrt(&sv, sv, s) || mlx_expand_dims(&sv, sv, -2, s) || mlx_multiply(&std, u, sv, s) ||
+    mlx_vector_array usv = mlx_vector_array_new();
+    int rc = mlx_astype(&cf, cov, MLX_FLOAT32, s) || mlx_linalg_svd(&usv, cf, true, s) ||
+             mlx_vector_array_get(&u, usv, 0) || mlx_vector_array_get(&sv, usv, 1) ||
+             mlx_vector_array_get(&vt, usv, 2) || mlx_sqrt(&sv, sv, s) || mlx_expand_dims(&sv, sv, -2, s) || mlx_multiply(&std, u, sv, s) ||
              mlx_matmul(&std, std, vt, s) || mlx_astype(&std, std, dtype, s);
     /* standard normal samples, then mean + (z[..., None, :] @ std)[..., 0, :] */
     rc = rc || mlx_random_normal(&z, out, (size_t)nd2 + 1, dtype, 0.0f, 1.0f, key, s) ||
@@ -208,5 +201,6 @@ int mlx_random_multivariate_normal(mlx_array *res, const mlx_array mean, const m
          mlx_add(&z, mean, z, s) || mlx_array_set(res, z);
     mlx_array_free(cf), mlx_array_free(u), mlx_array_free(sv), mlx_array_free(vt);
     mlx_array_free(std), mlx_array_free(z);
+    mlx_vector_array_free(usv);
     return rc;
 }
