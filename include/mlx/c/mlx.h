@@ -7,6 +7,7 @@
 #include "mlx/c/compile.h"
 #include "mlx/c/device.h"
 #include "mlx/c/error.h"
+#include "mlx/c/fft.h"
 #include "mlx/c/graph_utils.h"
 #include "mlx/c/half.h"
 #include "mlx/c/memory.h"
