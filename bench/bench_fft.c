@@ -23,7 +23,8 @@ static int run_fft(void *arg)
 {
     fft_ctx *c = arg;
     mlx_array out = mlx_array_new();
-    int rc = c->real ? mlx_fft_rfft(&out, c->x, c->n, c->axis, c->s) : mlx_fft_fft(&out, c->x, c->n, c->axis, c->s);
+    int rc =
+        c->real ? mlx_fft_rfft(&out, c->x, c->n, c->axis, c->s) : mlx_fft_fft(&out, c->x, c->n, c->axis, c->s);
     rc = rc || mlx_array_eval(out);
     mlx_array_free(out);
     return rc;

@@ -5,9 +5,9 @@
 # passed as arguments (they are taken as they are).
 set -euo pipefail
 
-debian_pkgs=(meson ninja-build pkg-config gcc clang libopenblas-dev libsleef-dev
+debian_pkgs=(meson ninja-build pkg-config gcc clang libopenblas-dev libsleef-dev libkissfft-dev
              libcmocka-dev python3 python3-numpy valgrind binutils)
-fedora_pkgs=(meson ninja-build pkgconf-pkg-config gcc clang openblas-devel sleef-devel
+fedora_pkgs=(meson ninja-build pkgconf-pkg-config gcc clang openblas-devel sleef-devel kissfft-devel
              libcmocka-devel python3 python3-numpy valgrind binutils)
 
 sudo_cmd=()

@@ -95,7 +95,7 @@ static void test_fft_reads_strided_inputs_along_any_axis(void **state)
     signal(R * C, x);
     int shape[2] = {R, C};
     mlx_array a = c64_array(x, shape, 2), at = mlx_array_new(), r = mlx_array_new();
-    assert_int_equal(mlx_transpose(&at, a, tu_stream()), 0); /* (C, R): at[c][r] = x[r][c] */
+    assert_int_equal(mlx_transpose(&at, a, tu_stream()), 0);     /* (C, R): at[c][r] = x[r][c] */
     assert_int_equal(mlx_fft_fft(&r, at, C, 0, tu_stream()), 0); /* along c: lines of x's rows */
     assert_int_equal(mlx_array_eval(r), 0);
     const float *o = (const float *)mlx_array_data_complex64(r);
@@ -245,7 +245,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_fft_matches_a_direct_dft_at_plain_and_bluestein_lengths, tu_test_teardown),
         cmocka_unit_test_teardown(test_fft_reads_strided_inputs_along_any_axis, tu_test_teardown),
-        cmocka_unit_test_teardown(test_real_transforms_give_mlx_shapes_and_dtypes_and_round_trip, tu_test_teardown),
+        cmocka_unit_test_teardown(test_real_transforms_give_mlx_shapes_and_dtypes_and_round_trip,
+                                  tu_test_teardown),
         cmocka_unit_test_teardown(test_fft_converts_inputs_and_no_axes_returns_the_input, tu_test_teardown),
         cmocka_unit_test_teardown(test_fft_reports_mlx_errors_and_leaves_the_result_alone, tu_test_teardown),
         cmocka_unit_test_teardown(test_shifts_roll_by_half_as_mlx, tu_test_teardown),

@@ -53,14 +53,14 @@ struct mc_fft_plan {
     mc_fft_kind kind;
     bool inverse;
     plan_how how;
-    long holders; /* under the cache lock */
-    kiss_fft_cfg cfg;         /* direct */
-    kiss_fftr_cfg rcfg;       /* real */
-    mc_fft_plan *sub;         /* via: the complex plan of n */
-    int m;                    /* bluestein: the convolution's length */
+    long holders;       /* under the cache lock */
+    kiss_fft_cfg cfg;   /* direct */
+    kiss_fftr_cfg rcfg; /* real */
+    mc_fft_plan *sub;   /* via: the complex plan of n */
+    int m;              /* bluestein: the convolution's length */
     kiss_fft_cfg fwd_m, inv_m;
-    kiss_fft_cpx *chirp;      /* n values exp(-+ i pi j^2 / n) */
-    kiss_fft_cpx *kernel;     /* m values: transform of conj(chirp), over m */
+    kiss_fft_cpx *chirp;  /* n values exp(-+ i pi j^2 / n) */
+    kiss_fft_cpx *kernel; /* m values: transform of conj(chirp), over m */
 };
 
 static struct {
@@ -278,12 +278,9 @@ __attribute__((destructor)) static void fft_cache_at_exit(void)
 size_t mc_fft_plan_scratch(const mc_fft_plan *p)
 {
     switch (p->how) {
-    case HOW_BLUESTEIN:
-        return 2 * (size_t)p->m;
-    case HOW_VIA:
-        return 2 * (size_t)p->n + mc_fft_plan_scratch(p->sub);
-    default:
-        return 0;
+    case HOW_BLUESTEIN: return 2 * (size_t)p->m;
+    case HOW_VIA: return 2 * (size_t)p->n + mc_fft_plan_scratch(p->sub);
+    default: return 0;
     }
 }
 
@@ -364,11 +361,7 @@ void mc_fft_plan_run(mc_fft_plan *p, const float *in, float *out, float *scratch
         else
             kiss_fftri(p->rcfg, cin, out);
         return;
-    case HOW_VIA:
-        run_via(p, in, out, s);
-        return;
-    default:
-        run_complex(p, cin, cout, s);
-        return;
+    case HOW_VIA: run_via(p, in, out, s); return;
+    default: run_complex(p, cin, cout, s); return;
     }
 }

@@ -66,13 +66,13 @@ typedef struct fft_pass {
     mc_fft_plan **plans; /* one per slot */
     atomic_int *busy;    /* slot taken */
     int nslots;
-    float *scratch;      /* nslots * slot_floats */
+    float *scratch; /* nslots * slot_floats */
     size_t slot_floats;
     const float *src;
     float *dst;
     size_t inner;
-    int nin, nout;       /* line lengths, in elements */
-    int win, wout;       /* floats per element: 2 complex, 1 real */
+    int nin, nout; /* line lengths, in elements */
+    int win, wout; /* floats per element: 2 complex, 1 real */
     float scale;
 } fft_pass;
 
@@ -159,8 +159,8 @@ static int run_pass(const float *src, float *dst, int ndim, const int *shape, in
         }
         atomic_init(&j.busy[k], 0);
     }
-    j.slot_floats = (size_t)len_in * (size_t)j.win + (size_t)len_out * (size_t)j.wout +
-                    2 * mc_fft_plan_scratch(j.plans[0]);
+    j.slot_floats =
+        (size_t)len_in * (size_t)j.win + (size_t)len_out * (size_t)j.wout + 2 * mc_fft_plan_scratch(j.plans[0]);
     j.scratch = mc_xmalloc(sizeof(float) * j.slot_floats * (size_t)nslots);
     if (!j.scratch) {
         rc = mc_error_oom(fn, sizeof(float) * j.slot_floats * (size_t)nslots);

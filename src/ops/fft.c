@@ -191,8 +191,8 @@ int mlx_fft_ifft2(mlx_array *res, const mlx_array a, const int *n, size_t n_num,
     return fft_op(res, a, n, n_num, axes, axes_num, false, true);
 }
 
-int mlx_fft_ifftn(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes,
-                  size_t axes_num, const mlx_stream s)
+int mlx_fft_ifftn(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
+                  const mlx_stream s)
 {
     (void)s;
     return fft_op(res, a, n, n_num, axes, axes_num, false, true);
@@ -205,22 +205,22 @@ int mlx_fft_rfft2(mlx_array *res, const mlx_array a, const int *n, size_t n_num,
     return fft_op(res, a, n, n_num, axes, axes_num, true, false);
 }
 
-int mlx_fft_rfftn(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes,
-                  size_t axes_num, const mlx_stream s)
+int mlx_fft_rfftn(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
+                  const mlx_stream s)
 {
     (void)s;
     return fft_op(res, a, n, n_num, axes, axes_num, true, false);
 }
 
-int mlx_fft_irfft2(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes,
-                   size_t axes_num, const mlx_stream s)
+int mlx_fft_irfft2(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
+                   const mlx_stream s)
 {
     (void)s;
     return fft_op(res, a, n, n_num, axes, axes_num, true, true);
 }
 
-int mlx_fft_irfftn(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes,
-                   size_t axes_num, const mlx_stream s)
+int mlx_fft_irfftn(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
+                   const mlx_stream s)
 {
     (void)s;
     return fft_op(res, a, n, n_num, axes, axes_num, true, true);

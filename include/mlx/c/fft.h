@@ -45,24 +45,24 @@ int mlx_fft_fftshift(mlx_array *res, const mlx_array a, const int *axes, size_t 
 int mlx_fft_ifft(mlx_array *res, const mlx_array a, int n, int axis, const mlx_stream s);
 int mlx_fft_ifft2(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
                   const mlx_stream s);
-int mlx_fft_ifftn(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes,
-                  size_t axes_num, const mlx_stream s);
+int mlx_fft_ifftn(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
+                  const mlx_stream s);
 /* The inverse of fftshift: a rolled by (shape+1)/2 along each of axes. */
 int mlx_fft_ifftshift(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, const mlx_stream s);
 /* The inverses of rfft, rfft2 and rfftn: float32, n real values on the
  * last of axes. */
 int mlx_fft_irfft(mlx_array *res, const mlx_array a, int n, int axis, const mlx_stream s);
-int mlx_fft_irfft2(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes,
-                   size_t axes_num, const mlx_stream s);
-int mlx_fft_irfftn(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes,
-                   size_t axes_num, const mlx_stream s);
+int mlx_fft_irfft2(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
+                   const mlx_stream s);
+int mlx_fft_irfftn(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
+                   const mlx_stream s);
 /* Transforms of a real input (a converted to float32): n/2 + 1
  * frequencies on the last of axes. */
 int mlx_fft_rfft(mlx_array *res, const mlx_array a, int n, int axis, const mlx_stream s);
 int mlx_fft_rfft2(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
                   const mlx_stream s);
-int mlx_fft_rfftn(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes,
-                  size_t axes_num, const mlx_stream s);
+int mlx_fft_rfftn(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
+                  const mlx_stream s);
 
 #pragma GCC visibility pop
 
