@@ -209,8 +209,9 @@ static void *fft_worker(void *arg)
         float *x = calloc((size_t)n, sizeof(float));
         x[1 % n] = 1;
         mlx_array a = mlx_array_new_data(x, &n, 1, MLX_FLOAT32), f = mlx_array_new(), b = mlx_array_new();
-        int rc = mlx_fft_rfft(&f, a, n, 0, mlx_default_cpu_stream_new()) ||
-                 mlx_fft_irfft(&b, f, n, 0, mlx_default_cpu_stream_new()) || mlx_array_eval(b);
+        mlx_stream st = mlx_default_cpu_stream_new();
+        int rc = mlx_fft_rfft(&f, a, n, 0, st) || mlx_fft_irfft(&b, f, n, 0, st) || mlx_array_eval(b);
+        mlx_stream_free(st);
         const float *o = rc ? NULL : mlx_array_data_float32(b);
         for (int i = 0; o && i < n; i++)
             if (fabsf(o[i] - x[i]) > 1e-5f)
