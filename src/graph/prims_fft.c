@@ -76,38 +76,58 @@ typedef struct fft_pass {
     float scale;
 } fft_pass;
 
+/* Lines along an inner axis are strided: MC_FFT_GROUP neighbouring lines
+ * (adjacent in memory) are gathered and scattered together, so each cache
+ * line of the array is read and written once per group. */
+enum { MC_FFT_GROUP = 8 };
+
 static void pass_range(void *ctx, size_t b, size_t e)
 {
     fft_pass *j = ctx;
     int k = 0;
     while (atomic_exchange_explicit(&j->busy[k], 1, memory_order_acquire))
         k = (k + 1) % j->nslots;
-    float *bin = j->scratch + (size_t)k * j->slot_floats;
-    float *bout = bin + (size_t)j->nin * (size_t)j->win;
-    float *work = bout + (size_t)j->nout * (size_t)j->wout;
     size_t inner = j->inner, win = (size_t)j->win, wout = (size_t)j->wout;
-    for (size_t l = b; l < e; l++) {
+    size_t lin_f = (size_t)j->nin * win, lout_f = (size_t)j->nout * wout;
+    float *bin = j->scratch + (size_t)k * j->slot_floats;
+    float *bout = bin + MC_FFT_GROUP * lin_f;
+    float *work = bout + MC_FFT_GROUP * lout_f;
+    for (size_t l = b; l < e;) {
         size_t o = l / inner, i = l % inner;
         const float *sl = j->src + (o * (size_t)j->nin * inner + i) * win;
         float *dl = j->dst + (o * (size_t)j->nout * inner + i) * wout;
-        const float *lin = sl;
-        if (inner > 1 || (const float *)j->dst == j->src) {
-            for (int t = 0; t < j->nin; t++)
-                for (size_t c = 0; c < win; c++)
-                    bin[(size_t)t * win + c] = sl[(size_t)t * inner * win + c];
-            lin = bin;
-        }
-        float *lout = inner == 1 ? dl : bout;
-        mc_fft_plan_run(j->plans[k], lin, lout, work);
         if (inner == 1) {
+            const float *lin = sl;
+            if ((const float *)j->dst == j->src) {
+                memcpy(bin, sl, sizeof(float) * lin_f);
+                lin = bin;
+            }
+            mc_fft_plan_run(j->plans[k], lin, dl, work);
             if (j->scale != 1.0f)
-                for (size_t t = 0; t < (size_t)j->nout * wout; t++)
+                for (size_t t = 0; t < lout_f; t++)
                     dl[t] *= j->scale;
-        } else {
-            for (int t = 0; t < j->nout; t++)
-                for (size_t c = 0; c < wout; c++)
-                    dl[(size_t)t * inner * wout + c] = bout[(size_t)t * wout + c] * j->scale;
+            l++;
+            continue;
         }
+        /* g lines i .. i+g-1 of the same outer index */
+        size_t g = inner - i < e - l ? inner - i : e - l;
+        if (g > MC_FFT_GROUP)
+            g = MC_FFT_GROUP;
+        for (int t = 0; t < j->nin; t++) {
+            const float *row = sl + (size_t)t * inner * win;
+            for (size_t q = 0; q < g; q++)
+                for (size_t c = 0; c < win; c++)
+                    bin[q * lin_f + (size_t)t * win + c] = row[q * win + c];
+        }
+        for (size_t q = 0; q < g; q++)
+            mc_fft_plan_run(j->plans[k], bin + q * lin_f, bout + q * lout_f, work);
+        for (int t = 0; t < j->nout; t++) {
+            float *row = dl + (size_t)t * inner * wout;
+            for (size_t q = 0; q < g; q++)
+                for (size_t c = 0; c < wout; c++)
+                    row[q * wout + c] = bout[q * lout_f + (size_t)t * wout + c] * j->scale;
+        }
+        l += g;
     }
     atomic_store_explicit(&j->busy[k], 0, memory_order_release);
 }
@@ -159,8 +179,8 @@ static int run_pass(const float *src, float *dst, int ndim, const int *shape, in
         }
         atomic_init(&j.busy[k], 0);
     }
-    j.slot_floats =
-        (size_t)len_in * (size_t)j.win + (size_t)len_out * (size_t)j.wout + 2 * mc_fft_plan_scratch(j.plans[0]);
+    j.slot_floats = MC_FFT_GROUP * ((size_t)len_in * (size_t)j.win + (size_t)len_out * (size_t)j.wout) +
+                    2 * mc_fft_plan_scratch(j.plans[0]);
     j.scratch = mc_xmalloc(sizeof(float) * j.slot_floats * (size_t)nslots);
     if (!j.scratch) {
         rc = mc_error_oom(fn, sizeof(float) * j.slot_floats * (size_t)nslots);
