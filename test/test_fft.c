@@ -64,7 +64,7 @@ static mlx_array c64_array(const float *v, const int *shape, int ndim)
 static void test_fft_matches_a_direct_dft_at_plain_and_bluestein_lengths(void **state)
 {
     (void)state;
-    const int lengths[] = {1, 2, 3, 7, 12, 61, 67, 127, 210, 1031};
+    const int lengths[] = {1, 2, 3, 7, 12, 31, 37, 61, 127, 210, 1031};
     for (size_t t = 0; t < sizeof lengths / sizeof lengths[0]; t++) {
         int n = lengths[t];
         float *x = malloc(sizeof(float) * 2 * (size_t)n);

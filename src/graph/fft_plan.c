@@ -41,7 +41,7 @@
 enum {
     /* the largest prime factor KissFFT's butterflies run directly; above
      * it Bluestein's three transforms of about 2n are cheaper */
-    MC_FFT_MAX_DIRECT_PRIME = 61,
+    MC_FFT_MAX_DIRECT_PRIME = 31,
     MC_FFT_CACHE_MAX = 64,
 };
 
