@@ -178,6 +178,20 @@ def bench_linalg():
 
 
 SECTIONS["linalg"] = bench_linalg
+def bench_fft():
+    """numpy.fft (pocketfft; numpy 1.24 computes in complex128 and returns
+    it) on bench_fft.c's inputs."""
+    re = fill(2 * N1M, -1, 1, 0.0)
+    c1 = re.view(np.complex64)
+    cb = re[:2 * 1000 * 1000].view(np.complex64).reshape(1000, 1000)
+    r1 = re[:N1M]
+    report("fft_c64_2p20", 1, lambda: np.fft.fft(c1), 2, 21)
+    report("fft_c64_1000x1000_last", 1, lambda: np.fft.fft(cb, axis=1), 2, 21)
+    report("fft_c64_1000x1000_first", 1, lambda: np.fft.fft(cb, axis=0), 2, 21)
+    report("rfft_f32_2p20", 1, lambda: np.fft.rfft(r1), 2, 21)
+
+
+SECTIONS["fft"] = bench_fft
 
 
 def main():

@@ -394,6 +394,18 @@ def build(figs, info, meta):
     w("One batched call each. The solves run one LAPACK getrf + getrs per "
       "matrix, the batch split over the pool; the SVD is one sgesdd on one "
       "thread (numpy's runs on OpenBLAS's threads).")
+    w("## Fourier transforms")
+    w("")
+    w(HEAD)
+    for name, label in (("fft_c64_2p20", "fft 2^20 complex64"),
+                        ("fft_c64_1000x1000_last", "fft 1000x1000 complex64, last axis"),
+                        ("fft_c64_1000x1000_first", "fft 1000x1000 complex64, first axis"),
+                        ("rfft_f32_2p20", "rfft 2^20 float32")):
+        w(r.row(label, ("mlx", name, 2), ("numpy", name, 1), "numpy.fft (pocketfft)", 0.8))
+    w("")
+    w("Ours: KissFFT in float32, each transform on one thread, a batch's "
+      "lines split across the pool (src/graph/prims_fft.c). numpy 1.24's "
+      "pocketfft computes in complex128, one thread.")
     w("")
 
     w("## compile")

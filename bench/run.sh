@@ -38,6 +38,7 @@ else
     meson configure "$build" -Dbuildtype=release -Dbench=true >/dev/null
 fi
 ninja -C "$build" -j2 bench/bench_ops bench/bench_compile bench/bench_random bench/bench_grad bench/bench_linalg
+ninja -C "$build" -j2 bench/bench_ops bench/bench_compile bench/bench_random bench/bench_grad bench/bench_fft
 
 results=$build/bench-results
 rm -rf "$results"
@@ -98,6 +99,8 @@ for r in $(seq 1 "$rounds"); do
     "${noblas[@]}" "$build/bench/bench_random" > "$results/random-$r.txt"
     "${noblas[@]}" "$py" "$root/bench/numpy_ref.py" linalg > "$results/numpy-linalg-$r.txt"
     "${noblas[@]}" "$build/bench/bench_linalg" > "$results/linalg-$r.txt"
+    "${noblas[@]}" "$py" "$root/bench/numpy_ref.py" fft > "$results/numpy-fft-$r.txt"
+    "${noblas[@]}" "$build/bench/bench_fft" > "$results/fft-$r.txt"
     # The training step: each framework, then ours, back to back. An
     # interpreter that is missing altogether counts as the framework missing.
     for fw in jax mlx torch; do

@@ -36,6 +36,7 @@ HEADERS = [
     ("io_types.h", "Readers and writers"),
     ("io.h", "Loading and saving (.npy, safetensors)"),
     ("linalg.h", "Linear algebra"),
+    ("fft.h", "Fourier transforms"),
     ("cpu.h", "mlx-cpu extensions"),
 ]
 
@@ -44,6 +45,8 @@ HEADERS = [
 # function by measured speed (simd/vec_math.h); float64 always uses the
 # 1.0-ULP variants.
 NOTES = {
+    "mlx_fft_irfft": "float32 result; reads n/2 + 1 frequencies (docs/fft.md)",
+    "mlx_fft_rfft": "a complex input keeps its real part, as MLX (docs/fft.md)",
     "mlx_array_new_data_managed": "a failed creation does not run dtor (the caller keeps data)",
     "mlx_array_new_data_managed_payload": "a failed creation does not run dtor (the caller keeps payload)",
     "mlx_async_eval": "evaluates synchronously before returning",
@@ -159,6 +162,7 @@ def render(lib):
         "plan): of transforms.h vmap (`mlx_detail_vmap_trace`, `mlx_detail_vmap_replace`); the headers fast.h, fft.h, linalg.h,",
         "export.h, distributed.h, distributed_group.h,",
         "plan): of transforms.h and closure.h the kwargs closure kind and vmap (`mlx_detail_vmap_trace`, `mlx_detail_vmap_replace`); the headers fast.h, fft.h, io.h,",
+        "plan): of transforms.h and closure.h the kwargs closure kind and vmap (`mlx_detail_vmap_trace`, `mlx_detail_vmap_replace`); the headers fast.h, linalg.h, io.h,",
         "io_types.h, map.h, export.h, distributed.h, distributed_group.h,",
         "metal.h and cuda.h; and the ops of ops.h beyond tier 1 (gather/scatter",
         "other than put_along_axis and scatter_add_axis, convolutions, quantization",

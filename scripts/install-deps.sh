@@ -11,6 +11,10 @@ debian_pkgs=(meson ninja-build pkg-config gcc clang libopenblas-dev libsleef-dev
 fedora_pkgs=(meson ninja-build pkgconf-pkg-config gcc clang openblas-devel sleef-devel
              libcmocka-devel python3 python3-numpy valgrind binutils
              openmpi-devel)
+debian_pkgs=(meson ninja-build pkg-config gcc clang libopenblas-dev libsleef-dev libkissfft-dev
+             libcmocka-dev python3 python3-numpy valgrind binutils)
+fedora_pkgs=(meson ninja-build pkgconf-pkg-config gcc clang openblas-devel sleef-devel kissfft-devel
+             libcmocka-devel python3 python3-numpy valgrind binutils)
 
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then

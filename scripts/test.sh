@@ -124,7 +124,7 @@ aarch64() {
   # (not libc6-dev:arm64: it would upgrade unrelated amd64 packages; the
   # toolchain's libc6-dev-arm64-cross is what links)
   scripts/install-deps.sh gcc-aarch64-linux-gnu libc6-dev-arm64-cross pkgconf:arm64 qemu-user \
-    libopenblas-dev:arm64 libsleef-dev:arm64 libcmocka-dev:arm64
+    libopenblas-dev:arm64 libsleef-dev:arm64 libkissfft-dev:arm64 libcmocka-dev:arm64
   if [ ! -d build-test-aarch64 ]; then
     meson setup build-test-aarch64 --cross-file cross/aarch64-linux-gnu.ini -Dbench=false -Dmpi=disabled >/dev/null
   fi

@@ -468,6 +468,60 @@ static int f_mlp(mlx_array *o, const mlx_array *x, mlx_stream s)
     return rc;
 }
 
+/* Fourier transforms: complex results seen through real or imag (the
+ * table is real), the gradient of the complex parts following MLX's
+ * convention (d/d re + i d/d im). All are linear, computed in float32:
+ * a large finite-difference step is exact up to float32 rounding. */
+static int f_fft_real_padded(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    mlx_array f = mlx_array_new();
+    int rc = mlx_fft_fft(&f, x[0], 5, 1, s) || mlx_real(o, f, s);
+    mlx_array_free(f);
+    return rc;
+}
+static int f_ifft2_imag(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    const int n[2] = {3, 3}, axes[2] = {1, 0};
+    mlx_array f = mlx_array_new();
+    int rc = mlx_fft_ifft2(&f, x[0], n, 2, axes, 2, s) || mlx_imag(o, f, s);
+    mlx_array_free(f);
+    return rc;
+}
+#define RFFT_PART(name, nn, part)                                                                             \
+    static int name(mlx_array *o, const mlx_array *x, mlx_stream s)                                        \
+    {                                                                                                        \
+        mlx_array f = mlx_array_new();                                                                       \
+        int rc = mlx_fft_rfft(&f, x[0], nn, 1, s) || part(o, f, s);                                         \
+        mlx_array_free(f);                                                                                   \
+        return rc;                                                                                           \
+    }
+RFFT_PART(f_rfft_even_real, 4, mlx_real)
+RFFT_PART(f_rfft_even_imag, 4, mlx_imag)
+RFFT_PART(f_rfft_odd_real, 5, mlx_real)
+static int f_rfftn_imag(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    const int n[2] = {4, 2}, axes[2] = {1, 0};
+    mlx_array f = mlx_array_new();
+    int rc = mlx_fft_rfftn(&f, x[0], n, 2, axes, 2, s) || mlx_imag(o, f, s);
+    mlx_array_free(f);
+    return rc;
+}
+/* irfft of a real input: its frequencies' real parts */
+static int f_irfft_even(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_fft_irfft(o, x[0], 4, 1, s); }
+static int f_irfft_odd(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_fft_irfft(o, x[0], 5, 1, s); }
+static int f_irfft_of_rfft(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    mlx_array f = mlx_array_new();
+    int rc = mlx_fft_rfft(&f, x[0], 6, 1, s) || mlx_fft_irfft(o, f, 6, 1, s);
+    mlx_array_free(f);
+    return rc;
+}
+static int f_fftshift(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    const int axes[2] = {0, 1};
+    return mlx_fft_fftshift(o, x[0], axes, 2, s);
+}
+
 /* ---- the table ---- */
 
 #define U1(name, f, lo, hi) {name, f, 1, {2}, {{2, 3}}, lo, hi, 0}
@@ -608,6 +662,17 @@ static const grad_case cases[] = {
     {"linalg_cross", f_cross, 2, {2, 2}, {{2, 3}, {2, 3}}, -1, 1, 0},
     {"linalg_cross_2d_broadcast", f_cross, 2, {2, 1}, {{2, 3}, {2}}, -1, 1, 0},
     {"linalg_solve_in_b", f_solve_b, 1, {2}, {{3, 2}}, -1, 1, 0},
+    /* Fourier transforms */
+    {"fft_real_padded", f_fft_real_padded, 1, {2}, {{2, 4}}, -1, 1, 0.5},
+    {"ifft2_imag", f_ifft2_imag, 1, {2}, {{2, 4}}, -1, 1, 0.5},
+    {"rfft_even_real", f_rfft_even_real, 1, {2}, {{2, 4}}, -1, 1, 0.5},
+    {"rfft_even_imag", f_rfft_even_imag, 1, {2}, {{2, 4}}, -1, 1, 0.5},
+    {"rfft_odd_real", f_rfft_odd_real, 1, {2}, {{2, 5}}, -1, 1, 0.5},
+    {"rfftn_imag", f_rfftn_imag, 1, {2}, {{2, 4}}, -1, 1, 0.5},
+    {"irfft_even", f_irfft_even, 1, {2}, {{2, 3}}, -1, 1, 0.5},
+    {"irfft_odd", f_irfft_odd, 1, {2}, {{2, 3}}, -1, 1, 0.5},
+    {"irfft_of_rfft", f_irfft_of_rfft, 1, {2}, {{2, 6}}, -1, 1, 0.5},
+    {"fftshift", f_fftshift, 1, {2}, {{3, 4}}, -1, 1, 0},
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 

@@ -69,6 +69,9 @@
     X(MC_PRIM_RANDOM_BITS, mc_prim_random_bits)                                                    \
     X(MC_PRIM_RANDOM_DIST, mc_prim_random_dist)                                                    \
     X(MC_PRIM_RANDOM_PERMUTATION, mc_prim_random_permutation)                                      \
+    X(MC_PRIM_SVD, mc_prim_svd) /* multivariate_normal's square root of cov */                      \
+    /* Fourier transforms (prims_fft.c, KissFFT calls in fft_plan.c) */                             \
+    X(MC_PRIM_FFT, mc_prim_fft)                                                                    \
     /* a function with its own derivative rules (prims_custom.c) */                               \
     X(MC_PRIM_CUSTOM, mc_prim_custom)                                                              \
     /* a fused elementwise chain built by compile (prims_fused.c) */                               \

@@ -9,6 +9,7 @@
 #include "mlx/c/distributed.h"
 #include "mlx/c/distributed_group.h"
 #include "mlx/c/error.h"
+#include "mlx/c/fft.h"
 #include "mlx/c/graph_utils.h"
 #include "mlx/c/half.h"
 #include "mlx/c/io.h"
