@@ -56,6 +56,7 @@
     /* linear algebra (prims_matmul.c, BLAS calls in blas.c) */                                    \
     X(MC_PRIM_MATMUL, mc_prim_matmul)                                                              \
     X(MC_PRIM_ADDMM, mc_prim_addmm)                                                                \
+    X(MC_PRIM_CONVOLUTION, mc_prim_convolution) /* prims_conv.c */                                 \
     /* random numbers from a key (prims_random.c) */                                              \
     X(MC_PRIM_RANDOM_BITS, mc_prim_random_bits)                                                    \
     X(MC_PRIM_RANDOM_DIST, mc_prim_random_dist)                                                    \
