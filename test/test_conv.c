@@ -454,6 +454,33 @@ static void test_strided_input_view_matches_contiguous(void **state)
     tu_free_n((mlx_array[]){x, w, xt, xtt, a, b}, 6);
 }
 
+/* The im2col is built block by block: the memory a large convolution
+ * takes beyond its input, weight and output stays far below its whole
+ * im2col (here 2 * 64 * 64 rows of 3 * 3 * 32 floats, 9.4 MB). */
+static void test_scratch_stays_far_below_a_whole_im2col(void **state)
+{
+    (void)state;
+    int xs[4] = {2, 64, 64, 32}, ws[4] = {32, 3, 3, 32};
+    double *xv, *wv;
+    mlx_array x = random_array(3, MLX_FLOAT32, 4, xs, &xv), w = random_array(4, MLX_FLOAT32, 4, ws, &wv);
+    mlx_array y = mlx_array_new();
+    assert_int_equal(mlx_array_eval(x), 0);
+    assert_int_equal(mlx_array_eval(w), 0);
+    size_t base = 0, peak = 0;
+    assert_int_equal(mlx_get_active_memory(&base), 0);
+    assert_int_equal(mlx_reset_peak_memory(), 0);
+    assert_int_equal(mlx_conv2d(&y, x, w, 1, 1, 1, 1, 1, 1, 1, tu_stream()), 0);
+    assert_int_equal(mlx_array_eval(y), 0);
+    assert_int_equal(mlx_get_peak_memory(&peak), 0);
+    size_t out_bytes = mlx_array_nbytes(y), im2col = (size_t)2 * 64 * 64 * 9 * 32 * sizeof(float);
+    size_t extra = peak > base + out_bytes ? peak - base - out_bytes : 0;
+    if (extra > im2col / 3)
+        fail_msg("scratch of %zu bytes for an im2col of %zu", extra, im2col);
+    free(xv);
+    free(wv);
+    tu_free_n((mlx_array[]){x, w, y}, 3);
+}
+
 static void test_empty_batch_gives_empty_output(void **state)
 {
     (void)state;
@@ -477,6 +504,7 @@ int main(void)
         cmocka_unit_test_teardown(test_empty_vectors_take_defaults, tu_test_teardown),
         cmocka_unit_test_teardown(test_large_convolutions_match_direct_reference, tu_test_teardown),
         cmocka_unit_test_teardown(test_strided_input_view_matches_contiguous, tu_test_teardown),
+        cmocka_unit_test_teardown(test_scratch_stays_far_below_a_whole_im2col, tu_test_teardown),
         cmocka_unit_test_teardown(test_empty_batch_gives_empty_output, tu_test_teardown),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
