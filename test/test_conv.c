@@ -454,6 +454,51 @@ static void test_strided_input_view_matches_contiguous(void **state)
     tu_free_n((mlx_array[]){x, w, xt, xtt, a, b}, 6);
 }
 
+/* A compiled closure (traced once, replayed; shapeless replays on a new
+ * batch size through the primitive's shape rule) gives the eager result. */
+static int conv_relu(mlx_vector_array *res, const mlx_vector_array args)
+{
+    mlx_array x = mlx_array_new(), w = mlx_array_new(), y = mlx_array_new(), z = mlx_array_new();
+    int rc = mlx_vector_array_get(&x, args, 0) || mlx_vector_array_get(&w, args, 1) ||
+             mlx_conv2d(&y, x, w, 2, 1, 1, 1, 1, 1, 1, tu_stream()) || mlx_abs(&z, y, tu_stream()) ||
+             mlx_vector_array_set_value(res, z);
+    tu_free_n((mlx_array[]){x, w, y, z}, 4);
+    return rc;
+}
+
+static void test_compiled_convolution_matches_eager(void **state)
+{
+    (void)state;
+    mlx_closure f = mlx_closure_new_func(conv_relu);
+    for (int shapeless = 0; shapeless < 2; shapeless++) {
+        mlx_closure cf = mlx_closure_new();
+        assert_int_equal(mlx_compile(&cf, f, shapeless), 0);
+        for (int n = 1; n <= 3; n++) {
+            int xs[4] = {n, 7, 6, 3}, ws[4] = {4, 3, 3, 3};
+            mlx_array x = formula_array(0, MLX_FLOAT32, 4, xs), w = formula_array(1, MLX_FLOAT32, 4, ws);
+            mlx_vector_array args = mlx_vector_array_new(), a = mlx_vector_array_new(), b = mlx_vector_array_new();
+            assert_int_equal(mlx_vector_array_append_value(args, x), 0);
+            assert_int_equal(mlx_vector_array_append_value(args, w), 0);
+            assert_int_equal(mlx_closure_apply(&a, f, args), 0);
+            assert_int_equal(mlx_closure_apply(&b, cf, args), 0);
+            mlx_array ya = mlx_array_new(), yb = mlx_array_new();
+            assert_int_equal(mlx_vector_array_get(&ya, a, 0), 0);
+            assert_int_equal(mlx_vector_array_get(&yb, b, 0), 0);
+            assert_int_equal(mlx_array_size(ya), mlx_array_size(yb));
+            assert_int_equal(mlx_array_ndim(yb), 4);
+            assert_int_equal(mlx_array_shape(yb)[0], n);
+            for (size_t i = 0; i < mlx_array_size(ya); i++)
+                assert_true(tu_get(ya, i) == tu_get(yb, i));
+            tu_free_n((mlx_array[]){x, w, ya, yb}, 4);
+            mlx_vector_array_free(args);
+            mlx_vector_array_free(a);
+            mlx_vector_array_free(b);
+        }
+        mlx_closure_free(cf);
+    }
+    mlx_closure_free(f);
+}
+
 /* The im2col is built block by block: the memory a large convolution
  * takes beyond its input, weight and output stays far below its whole
  * im2col (here 2 * 64 * 64 rows of 3 * 3 * 32 floats, 9.4 MB). */
@@ -504,6 +549,7 @@ int main(void)
         cmocka_unit_test_teardown(test_empty_vectors_take_defaults, tu_test_teardown),
         cmocka_unit_test_teardown(test_large_convolutions_match_direct_reference, tu_test_teardown),
         cmocka_unit_test_teardown(test_strided_input_view_matches_contiguous, tu_test_teardown),
+        cmocka_unit_test_teardown(test_compiled_convolution_matches_eager, tu_test_teardown),
         cmocka_unit_test_teardown(test_scratch_stays_far_below_a_whole_im2col, tu_test_teardown),
         cmocka_unit_test_teardown(test_empty_batch_gives_empty_output, tu_test_teardown),
     };
