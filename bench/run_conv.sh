@@ -60,7 +60,7 @@ def g(name, side):
 lines = ["# Convolution benchmark", "",
          "Written by bench/run_conv.sh on %s (%s rounds, load average %s before the run; the" % (
              time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rounds, load),
-         "host is shared, so figures move by 10-20%% between runs). Batch 8, float32, 2 threads each;",
+         "host is shared, so figures move by 10-20% between runs). Batch 8, float32, 2 threads each;",
          "GFLOP/s = 2 * M * N * K of the equivalent GEMM (the convolution's multiply-adds), per second.",
          "sgemm: cblas_sgemm (OpenBLAS, 2 threads) on the equivalent GEMM, patches given.", "",
          "| layer | ours | sgemm | ours/sgemm | MLX | ours/MLX | JAX | ours/JAX | PyTorch | ours/PyTorch |",

@@ -186,7 +186,8 @@ static void conv_piece(void *arg, size_t begin, size_t end)
     const conv_run *r = arg;
     for (size_t pc = begin; pc < end; pc++) {
         size_t lo = pc * r->rows / r->pieces, hi = (pc + 1) * r->rows / r->pieces;
-        char *slot = r->scratch + pc * r->slot_bytes;
+        /* no scratch at all when the gemm needs no im2col and writes the output */
+        char *slot = r->scratch ? r->scratch + pc * r->slot_bytes : NULL;
         for (size_t r0 = lo; r0 < hi; r0 += (size_t)r->mb) {
             size_t m = hi - r0 < (size_t)r->mb ? hi - r0 : (size_t)r->mb;
             conv_block(r, slot, r0, (int)m);
