@@ -438,6 +438,39 @@ static int f_addmm(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_addmm(o, x[2], x[0], x[1], 0.5f, 2.0f, s);
 }
+/* convolutions: padding, stride, dilation, groups, flip, transposed */
+static int f_conv1d(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_conv1d(o, x[0], x[1], 2, 1, 1, 1, s);
+}
+static int f_conv1d_grouped(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_conv1d(o, x[0], x[1], 1, 1, 2, 2, s);
+}
+static int f_conv2d(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_conv2d(o, x[0], x[1], 1, 2, 1, 0, 1, 1, 1, s);
+}
+static int f_conv2d_depthwise(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_conv2d(o, x[0], x[1], 1, 1, 1, 1, 1, 1, 2, s);
+}
+static int f_conv_general(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    int st = 1, lo = 1, hi = 2, kd = 2, id = 2;
+    return mlx_conv_general(o, x[0], x[1], &st, 1, &lo, 1, &hi, 1, &kd, 1, &id, 1, 1, true, s);
+}
+/* unequal low and high padding without input dilation: MLX 0.31.1's own
+ * vjp fails here with a shape error */
+static int f_conv_general_asym(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    int lo = 0, hi = 2;
+    return mlx_conv_general(o, x[0], x[1], NULL, 0, &lo, 1, &hi, 1, NULL, 0, NULL, 0, 1, false, s);
+}
+static int f_conv_transpose1d(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_conv_transpose1d(o, x[0], x[1], 2, 1, 1, 1, 1, s);
+}
 static int f_tensordot(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_tensordot_axis(o, x[0], x[1], 1, s);
@@ -653,6 +686,13 @@ static const grad_case cases[] = {
     {"outer", f_outer, 2, {1, 1}, {{3}, {2}}, -1, 1, 0},
     {"kron", f_kron, 2, {2, 2}, {{2, 2}, {2, 3}}, -1, 1, 0},
     {"tensordot", f_tensordot, 2, {2, 2}, {{2, 3}, {3, 2}}, -1, 1, 0},
+    {"conv1d_stride_padding", f_conv1d, 2, {3, 3}, {{1, 6, 2}, {2, 3, 2}}, -1, 1, 0},
+    {"conv1d_grouped_dilated", f_conv1d_grouped, 2, {3, 3}, {{1, 6, 4}, {4, 2, 2}}, -1, 1, 0},
+    {"conv2d", f_conv2d, 2, {4, 4}, {{1, 4, 3, 2}, {2, 2, 2, 2}}, -1, 1, 0},
+    {"conv2d_depthwise", f_conv2d_depthwise, 2, {4, 4}, {{1, 3, 3, 2}, {4, 2, 2, 1}}, -1, 1, 0},
+    {"conv_general_flip_dilations", f_conv_general, 2, {3, 3}, {{1, 4, 2}, {2, 3, 2}}, -1, 1, 0},
+    {"conv_general_unequal_padding", f_conv_general_asym, 2, {3, 3}, {{1, 5, 2}, {2, 3, 2}}, -1, 1, 0},
+    {"conv_transpose1d_output_padding", f_conv_transpose1d, 2, {3, 3}, {{1, 4, 2}, {3, 3, 2}}, -1, 1, 0},
     {"mlp", f_mlp, 3, {2, 2, 1}, {{2, 3}, {3, 4}, {4}}, -1, 1, 0},
     /* linalg.h */
     {"linalg_norm_p3_axis", f_norm_p3, 1, {2}, {{2, 4}}, 0.2, 1, 0},

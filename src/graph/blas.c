@@ -235,6 +235,18 @@ int mc_blas_matmul(const mc_blas_matmul_args *p, const char *fn)
     return 0;
 }
 
+void mc_blas_gemm_nt(mlx_dtype dtype, int m, int n, int k, const void *a, int64_t lda, const void *b,
+                     int64_t ldb, void *c, int64_t ldc)
+{
+    atomic_fetch_add_explicit(&n_gemm, 1, memory_order_relaxed);
+    if (dtype == MLX_FLOAT64)
+        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0, a, (mc_bint)lda, b, (mc_bint)ldb, 0.0,
+                    c, (mc_bint)ldc);
+    else
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, (mc_bint)lda, b, (mc_bint)ldb,
+                    0.0f, c, (mc_bint)ldc);
+}
+
 void mc_blas_scale(mlx_dtype dtype, size_t n, float alpha, void *x)
 {
     size_t isz = item_size(dtype);

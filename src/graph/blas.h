@@ -49,6 +49,14 @@ typedef struct mc_blas_matmul_args {
  * reported naming fn if the arguments do not fit cblas's int sizes. */
 int mc_blas_matmul(const mc_blas_matmul_args *args, const char *fn);
 
+/* One product on the calling thread, never split (so a pool worker may
+ * call it): C (m x n, row-major, ldc) = A (m x k, row-major, lda) times
+ * the transpose of B (n x k, row-major, ldb), for float32 or float64.
+ * The convolution kernels call it per block of im2col rows. Requires
+ * m, n, k >= 1 within cblas's int. */
+void mc_blas_gemm_nt(mlx_dtype dtype, int m, int n, int k, const void *a, int64_t lda, const void *b,
+                     int64_t ldb, void *c, int64_t ldc);
+
 /* x[i] *= alpha for i < n (dtype as above; n may exceed INT_MAX). */
 void mc_blas_scale(mlx_dtype dtype, size_t n, float alpha, void *x);
 

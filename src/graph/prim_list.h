@@ -65,6 +65,7 @@
     X(MC_PRIM_EIGH, mc_prim_eigh)                                                                  \
     X(MC_PRIM_LUF, mc_prim_luf)                                                                    \
     X(MC_PRIM_SOLVE, mc_prim_solve)                                                                \
+    X(MC_PRIM_CONVOLUTION, mc_prim_convolution) /* prims_conv.c */                                 \
     /* random numbers from a key (prims_random.c) */                                              \
     X(MC_PRIM_RANDOM_BITS, mc_prim_random_bits)                                                    \
     X(MC_PRIM_RANDOM_DIST, mc_prim_random_dist)                                                    \

@@ -1110,6 +1110,120 @@ int mlx_kron(
     const mlx_array b,
     const mlx_stream s);
 
+/* ---- Convolutions -------------------------------------------------------- */
+
+/* Convolutions in MLX's channels-last layouts: input (N, spatial..., C_in),
+ * weight (C_out, kernel..., C_in / groups), result (N, out..., C_out), one
+ * to three spatial dims. The input must be floating; the weight is
+ * promoted with it. groups must divide C_in and C_out (groups != 1 only
+ * for 1-d and 2-d). conv1d/2d/3d pad both sides of each spatial dim by
+ * padding and dilate the kernel by dilation. Each returns 0, or non-zero
+ * with MLX's "[conv] ..." message reported and *res unchanged. */
+int mlx_conv1d(
+    mlx_array* res,
+    const mlx_array input,
+    const mlx_array weight,
+    int stride,
+    int padding,
+    int dilation,
+    int groups,
+    const mlx_stream s);
+int mlx_conv2d(
+    mlx_array* res,
+    const mlx_array input,
+    const mlx_array weight,
+    int stride_0,
+    int stride_1,
+    int padding_0,
+    int padding_1,
+    int dilation_0,
+    int dilation_1,
+    int groups,
+    const mlx_stream s);
+int mlx_conv3d(
+    mlx_array* res,
+    const mlx_array input,
+    const mlx_array weight,
+    int stride_0,
+    int stride_1,
+    int stride_2,
+    int padding_0,
+    int padding_1,
+    int padding_2,
+    int dilation_0,
+    int dilation_1,
+    int dilation_2,
+    int groups,
+    const mlx_stream s);
+/* The general form: per-dim vectors (an empty one takes the default, a
+ * one-element one applies to every dim) of strides, low and high padding
+ * (a negative padding crops the input), kernel dilation and input
+ * dilation (zeros between input elements); flip reverses the kernel in
+ * every spatial dim (a true convolution rather than a correlation). */
+int mlx_conv_general(
+    mlx_array* res,
+    const mlx_array input,
+    const mlx_array weight,
+    const int* stride,
+    size_t stride_num,
+    const int* padding_lo,
+    size_t padding_lo_num,
+    const int* padding_hi,
+    size_t padding_hi_num,
+    const int* kernel_dilation,
+    size_t kernel_dilation_num,
+    const int* input_dilation,
+    size_t input_dilation_num,
+    int groups,
+    bool flip,
+    const mlx_stream s);
+/* Transposed convolutions (the gradient of a convolution with respect to
+ * its input), as MLX computes them: conv_general with input dilation
+ * stride, a flipped kernel and padding dilation * (k - 1) - padding low,
+ * plus output_padding high. The weight is (C_out, kernel..., C_in / groups). */
+int mlx_conv_transpose1d(
+    mlx_array* res,
+    const mlx_array input,
+    const mlx_array weight,
+    int stride,
+    int padding,
+    int dilation,
+    int output_padding,
+    int groups,
+    const mlx_stream s);
+int mlx_conv_transpose2d(
+    mlx_array* res,
+    const mlx_array input,
+    const mlx_array weight,
+    int stride_0,
+    int stride_1,
+    int padding_0,
+    int padding_1,
+    int dilation_0,
+    int dilation_1,
+    int output_padding_0,
+    int output_padding_1,
+    int groups,
+    const mlx_stream s);
+int mlx_conv_transpose3d(
+    mlx_array* res,
+    const mlx_array input,
+    const mlx_array weight,
+    int stride_0,
+    int stride_1,
+    int stride_2,
+    int padding_0,
+    int padding_1,
+    int padding_2,
+    int dilation_0,
+    int dilation_1,
+    int dilation_2,
+    int output_padding_0,
+    int output_padding_1,
+    int output_padding_2,
+    int groups,
+    const mlx_stream s);
+
 /* ---- Miscellaneous ------------------------------------------------------- */
 
 /* Converts a to dtype (a itself if it already has that dtype). */
