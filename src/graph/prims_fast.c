@@ -506,7 +506,15 @@ typedef struct sdpa_parts {
     mc_array *P;             /* the softmax (B, Hkv, R, Lq, Lk) */
     mc_array *psink;         /* the sink's share of it (B, Hkv, R, Lq, 1), or NULL */
     mc_array *sk5;           /* sinks as (1, Hkv, R, 1, 1), or NULL */
+    mc_array *keep;          /* where a bool or causal mask keeps scores, or NULL */
 } sdpa_parts;
+
+/* dS with zeros where the mask replaced the scores by a constant (the
+ * derivative of MLX's where): a row masked everywhere gets no gradient. */
+static mc_array *masked(mc_gb *s, const sdpa_parts *t, mc_array *dS)
+{
+    return t->keep ? mc_gb_where(s, t->keep, dS, mc_gb_scalar(s, 0, dS ? dS->dtype : MLX_FLOAT32)) : dS;
+}
 
 static mc_array *to5(mc_gb *s, mc_array *a, int B, int H, int R, int L, int last)
 {
@@ -546,15 +554,20 @@ static void sdpa_build(mc_gb *s, mc_array *node, sdpa_parts *t)
     t->v5 = to5(s, v, t->B, t->Hkv, 1, t->Lk, t->Dv);
     mc_array *S = mc_gb_matmul(s, t->qs5, mc_gb_swap_last(s, t->k5));
     mc_array *low = mc_gb_scalar(s, sdpa_lowest(dt), dt);
+    t->keep = NULL;
     if (p->has_mask) {
         mc_array *m5 = to5(s, node->inputs[3], t->B, t->Hkv, t->R, t->Lq, t->Lk);
-        S = node->inputs[3]->dtype == MLX_BOOL ? mc_gb_where(s, m5, S, low) : mc_gb_op(s, MC_B_ADD, S, m5);
+        if (node->inputs[3]->dtype == MLX_BOOL)
+            t->keep = m5;
+        else
+            S = mc_gb_op(s, MC_B_ADD, S, m5);
     }
     if (p->causal) {
         mc_array *qi = mc_gb_op(s, MC_B_ADD, mc_gb_iota(s, t->Lq, 3, 5), mc_gb_scalar(s, t->Lk - t->Lq, MLX_INT32));
-        mc_array *cond = mc_gb_binary(s, MC_B_GREATER_EQUAL, qi, mc_gb_iota(s, t->Lk, 4, 5), MLX_INT32);
-        S = mc_gb_where(s, cond, S, low);
+        t->keep = mc_gb_binary(s, MC_B_GREATER_EQUAL, qi, mc_gb_iota(s, t->Lk, 4, 5), MLX_INT32);
     }
+    if (t->keep)
+        S = mc_gb_where(s, t->keep, S, low);
     int last = 4;
     t->psink = t->sk5 = NULL;
     if (p->has_sinks) {
@@ -596,7 +609,7 @@ static int sdpa_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *a
         } else {
             mc_array *dP = mc_gb_matmul(&s, dO, mc_gb_swap_last(&s, t.v5));
             mc_array *rs = mc_gb_sum(&s, mc_gb_op(&s, MC_B_MULTIPLY, dP, t.P), &last, 1);
-            mc_array *dS = mc_gb_op(&s, MC_B_MULTIPLY, t.P, mc_gb_op(&s, MC_B_SUBTRACT, dP, rs));
+            mc_array *dS = masked(&s, &t, mc_gb_op(&s, MC_B_MULTIPLY, t.P, mc_gb_op(&s, MC_B_SUBTRACT, dP, rs)));
             if (a == 0) {
                 int shape[4] = {t.B, t.Hq, t.Lq, t.D};
                 g = mc_gb_op(&s, MC_B_MULTIPLY, mc_gb_reshape(&s, mc_gb_matmul(&s, dS, t.k5), 4, shape),
@@ -659,6 +672,8 @@ static mc_array *sdpa_jvp(mc_array *node, mc_array *const *tans, const int *argn
         if (term)
             dS = dS ? mc_gb_op(&s, MC_B_ADD, dS, term) : term;
     }
+    if (dS)
+        dS = masked(&s, &t, dS);
     if (dS || dsink) {
         int last = 4;
         mc_array *rs = dS ? mc_gb_sum(&s, mc_gb_op(&s, MC_B_MULTIPLY, t.P, dS), &last, 1) : NULL;
