@@ -65,7 +65,8 @@ def case(name, op, inputs, out, params, grad=None, cot=None, tol_dt=None):
          "out_dtype": DT[str(out.dtype).split(".")[-1]], "out_shape": list(out.shape),
          "out": put(np.array(out.astype(mx.float64))), "tol": TOL[tol_dt]}
     if op in ("rms_norm", "layer_norm", "rope", "rope_dynamic") and tol_dt == "float64":
-        # MLX normalises float64 in float32 (its CPU gradient is that composition's) and takes rope's angles in float32
+        # MLX normalises float64 in float32 (we keep float64: MLX is the less exact
+        # one) and takes rope's angles in float32, as we do
         c["tol"] = TOL["float32"]
     cases.append(c)
     SIZES[name] = len(pool)

@@ -6,9 +6,10 @@
  * float32, float64) are the only ones accepted.
  *
  * Numerics follow MLX 0.31.1's CPU build, which runs these operations as
- * compositions of its ops: the norms compute in float32 whatever the type
- * (float64 too) and round the normalised value to the output type before
- * the weight multiplies it; rope rounds its cosines and sines to the type
+ * compositions of its ops: the norms compute in float32 for the half types
+ * and round the normalised value to the output type before the weight
+ * multiplies it (MLX computes float64 in float32 too; here float64 stays
+ * float64); rope rounds its cosines and sines to the type
  * and rounds after every product and sum. Attention computes in float32
  * (float64 for float64) and rounds once at the end.
  *

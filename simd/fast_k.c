@@ -2,7 +2,9 @@
  * compiled generically and, on x86_64, again with AVX2 and FMA
  * (MC_FK_VARIANT=avx2, -O3): each build defines mc_fast_kernels_<variant>.
  * float32 rows take loops the compiler vectorises (several partial sums,
- * a branch-free exp); the other types go through per-element conversion. */
+ * a branch-free exp); the half types go through per-element conversion;
+ * float64 norms compute in float64 (MLX's CPU build converts float64 to
+ * float32 for them; here they keep float64's precision). */
 #include <math.h>
 #include <string.h>
 
@@ -139,6 +141,16 @@ static void rms_norm_rows(int dt, const void *x, const void *w, void *y, size_t 
             }
             continue;
         }
+        if (dt == MC_SIMD_FLOAT64) {
+            const double *xd = (const double *)xr, *wd = w;
+            double *yd = (double *)yr, ss = 0;
+            for (size_t j = 0; j < n; j++)
+                ss += xd[j] * xd[j];
+            double inv = 1.0 / sqrt(ss / (double)n + (double)eps);
+            for (size_t j = 0; j < n; j++)
+                yd[j] = xd[j] * inv * (wd ? wd[j] : 1.0);
+            continue;
+        }
         float ss = 0;
         for (size_t j = 0; j < n; j++) {
             float v = ld(dt, xr, j);
@@ -179,6 +191,19 @@ static void layer_norm_rows(int dt, const void *x, const void *w, const void *b,
             else
                 for (size_t j = 0; j < n; j++)
                     yf[j] = (xf[j] - mu) * inv;
+            continue;
+        }
+        if (dt == MC_SIMD_FLOAT64) {
+            const double *xd = (const double *)xr, *wd = w, *bd = b;
+            double *yd = (double *)yr, sd = 0, ssd = 0;
+            for (size_t j = 0; j < n; j++)
+                sd += xd[j];
+            double mud = sd / (double)n;
+            for (size_t j = 0; j < n; j++)
+                ssd += (xd[j] - mud) * (xd[j] - mud);
+            double invd = 1.0 / sqrt(ssd / (double)n + (double)eps);
+            for (size_t j = 0; j < n; j++)
+                yd[j] = (xd[j] - mud) * invd * (wd ? wd[j] : 1.0) + (bd ? bd[j] : 0.0);
             continue;
         }
         float s = 0;

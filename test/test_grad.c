@@ -436,6 +436,39 @@ static int f_mlp(mlx_array *o, const mlx_array *x, mlx_stream s)
     return rc;
 }
 
+/* fast.h (src/graph/prims_fast.c's rules) */
+static int f_rms_norm(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_fast_rms_norm(o, x[0], x[1], 1e-5f, s); }
+static int f_layer_norm(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_fast_layer_norm(o, x[0], x[1], x[2], 1e-5f, s);
+}
+static int f_layer_norm_plain(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_fast_layer_norm(o, x[0], (mlx_array){0}, (mlx_array){0}, 1e-5f, s);
+}
+static int f_rope(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_fast_rope(o, x[0], 4, false, (mlx_optional_float){10000.0f, true}, 1.0f, 3, (mlx_array){0}, s);
+}
+static int f_rope_traditional_partial(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_fast_rope(o, x[0], 2, true, (mlx_optional_float){100.0f, true}, 0.5f, 1, (mlx_array){0}, s);
+}
+static int f_sdpa_gqa(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_fast_scaled_dot_product_attention(o, x[0], x[1], x[2], 0.8f, "", (mlx_array){0}, (mlx_array){0}, s);
+}
+static int f_sdpa_causal(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_fast_scaled_dot_product_attention(o, x[0], x[1], x[2], 0.5f, "causal", (mlx_array){0}, (mlx_array){0},
+                                                 s);
+}
+/* self-attention of x[0] with an additive mask x[1] and sinks x[2] */
+static int f_sdpa_mask_sinks(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_fast_scaled_dot_product_attention(o, x[0], x[0], x[0], 0.7f, "array", x[1], x[2], s);
+}
+
 /* ---- the table ---- */
 
 #define U1(name, f, lo, hi) {name, f, 1, {2}, {{2, 3}}, lo, hi, 0}
@@ -568,6 +601,15 @@ static const grad_case cases[] = {
     {"kron", f_kron, 2, {2, 2}, {{2, 2}, {2, 3}}, -1, 1, 0},
     {"tensordot", f_tensordot, 2, {2, 2}, {{2, 3}, {3, 2}}, -1, 1, 0},
     {"mlp", f_mlp, 3, {2, 2, 1}, {{2, 3}, {3, 4}, {4}}, -1, 1, 0},
+    /* fast.h */
+    {"fast_rms_norm", f_rms_norm, 2, {2, 1}, {{3, 4}, {4}}, -1, 1, 0},
+    {"fast_layer_norm", f_layer_norm, 3, {2, 1, 1}, {{3, 4}, {4}, {4}}, -1, 1, 0},
+    {"fast_layer_norm_plain", f_layer_norm_plain, 1, {3}, {{2, 2, 5}}, -1, 1, 0},
+    {"fast_rope", f_rope, 1, {4}, {{1, 2, 3, 4}}, -1, 1, 0},
+    {"fast_rope_traditional_partial", f_rope_traditional_partial, 1, {3}, {{2, 3, 4}}, -1, 1, 0},
+    {"fast_sdpa_gqa", f_sdpa_gqa, 3, {4, 4, 4}, {{1, 2, 3, 4}, {1, 1, 5, 4}, {1, 1, 5, 3}}, -1, 1, 0},
+    {"fast_sdpa_causal", f_sdpa_causal, 3, {4, 4, 4}, {{1, 2, 4, 3}, {1, 2, 3, 3}, {1, 2, 3, 2}}, -1, 1, 0},
+    {"fast_sdpa_mask_sinks", f_sdpa_mask_sinks, 3, {4, 2, 1}, {{1, 2, 3, 4}, {3, 3}, {2}}, -1, 1, 0},
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 

@@ -4,8 +4,8 @@
  * attention in fast_sdpa.c) and their derivatives:
  * - RMSNorm and LayerNorm: MLX's own vjp formulas (RMSNorm::vjp,
  *   LayerNorm::vjp, which compute in the output type); jvp from their
- *   float32 forward compositions, as MLX's Custom::jvp differentiates the
- *   fallback.
+ *   float32 forward compositions (float64 for float64), as MLX's
+ *   Custom::jvp differentiates the fallback.
  * - RoPE: the inverse rotation for the vjp, RoPE itself for the jvp (it is
  *   linear in x); neither is defined for the offset or the frequencies,
  *   as in MLX.
@@ -243,14 +243,15 @@ static int layer_norm_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const 
 static mc_array *norm_tangent(mc_gb *s, mc_array *node, mc_array *t, bool layer, mc_array **y)
 {
     const mc_norm_params *p = node->params;
-    mc_array *x = mc_gb_astype(s, node->inputs[0], MLX_FLOAT32);
-    mc_array *tf = mc_gb_astype(s, t, MLX_FLOAT32);
+    mlx_dtype ct = node->dtype == MLX_FLOAT64 ? MLX_FLOAT64 : MLX_FLOAT32; /* as the kernels compute */
+    mc_array *x = mc_gb_astype(s, node->inputs[0], ct);
+    mc_array *tf = mc_gb_astype(s, t, ct);
     if (layer) {
         x = mc_gb_op(s, MC_B_SUBTRACT, x, mean_last(s, x));
         tf = mc_gb_op(s, MC_B_SUBTRACT, tf, mean_last(s, tf));
     }
     mc_array *nrm = mc_gb_unary(s, MC_U_RSQRT, mc_gb_op(s, MC_B_ADD, mean_last(s, mc_gb_unary(s, MC_U_SQUARE, x)),
-                                                        mc_gb_scalar(s, p->eps, MLX_FLOAT32)));
+                                                        mc_gb_scalar(s, p->eps, ct)));
     mc_array *n3 = mc_gb_op(s, MC_B_MULTIPLY, mc_gb_op(s, MC_B_MULTIPLY, nrm, nrm), nrm);
     mc_array *d = mc_gb_op(s, MC_B_SUBTRACT, mc_gb_op(s, MC_B_MULTIPLY, tf, nrm),
                            mc_gb_op(s, MC_B_MULTIPLY, mc_gb_op(s, MC_B_MULTIPLY, x, n3),
