@@ -304,9 +304,19 @@ static void softmax_tile_f32(float *s, size_t rows, size_t cols, size_t lds, flo
 {
     for (size_t i = 0; i < rows; i++) {
         float *row = s + i * lds;
+        /* partial maxima in lanes: a single running max does not vectorise */
+        float lane[LANES];
+        for (int k = 0; k < LANES; k++)
+            lane[k] = m[i];
+        size_t jm = 0;
+        for (; jm + LANES <= cols; jm += LANES)
+            for (int k = 0; k < LANES; k++)
+                lane[k] = row[jm + k] > lane[k] ? row[jm + k] : lane[k];
         float mx = m[i];
-        for (size_t j = 0; j < cols; j++)
-            mx = row[j] > mx ? row[j] : mx;
+        for (int k = 0; k < LANES; k++)
+            mx = lane[k] > mx ? lane[k] : mx;
+        for (; jm < cols; jm++)
+            mx = row[jm] > mx ? row[jm] : mx;
         if (mx == -INFINITY) {
             /* nothing finite yet: keep the running state as it is */
             memset(row, 0, cols * sizeof *row);
