@@ -32,6 +32,9 @@ HEADERS = [
     ("memory.h", "Memory"),
     ("ops.h", "Ops"),
     ("random.h", "Random numbers"),
+    ("fast.h", "Fast fused operations"),
+    ("metal.h", "Metal"),
+    ("cuda.h", "CUDA"),
     ("cpu.h", "mlx-cpu extensions"),
 ]
 
@@ -40,6 +43,19 @@ HEADERS = [
 # function by measured speed (simd/vec_math.h); float64 always uses the
 # 1.0-ULP variants.
 NOTES = {
+    "mlx_fast_rms_norm": "float32 arithmetic for float16/bfloat16 as MLX; float64 stays float64 (MLX's CPU build computes it in float32)",
+    "mlx_fast_layer_norm": "as mlx_fast_rms_norm",
+    "mlx_fast_rope": "no vjp/jvp for offset or freqs (as MLX's vjp)",
+    "mlx_fast_rope_dynamic": "as mlx_fast_rope",
+    "mlx_fast_scaled_dot_product_attention": "tiled with an online softmax (no Lq x Lk scores); its derivatives build the scores, as MLX's",
+    "mlx_fast_metal_kernel_new": "succeeds and keeps copies (MLX's CPU build fails here already)",
+    "mlx_fast_metal_kernel_apply": "always fails: \"[metal_kernel] No Metal back-end.\"",
+    "mlx_fast_cuda_kernel_new": "as mlx_fast_metal_kernel_new",
+    "mlx_fast_cuda_kernel_apply": "always fails: \"[cuda_kernel] No CUDA back-end.\"",
+    "mlx_metal_is_available": "false",
+    "mlx_cuda_is_available": "false",
+    "mlx_metal_start_capture": "does nothing and returns 0, as MLX's CPU build",
+    "mlx_metal_stop_capture": "as mlx_metal_start_capture",
     "mlx_array_new_data_managed": "a failed creation does not run dtor (the caller keeps data)",
     "mlx_array_new_data_managed_payload": "a failed creation does not run dtor (the caller keeps payload)",
     "mlx_async_eval": "evaluates synchronously before returning",
@@ -140,9 +156,9 @@ def render(lib):
         "and checked by the `api_doc` test.",
         "",
         "**Partial: not implemented yet** (mlx-c v0.6.0 has them; tier 2 of the",
-        "plan): of transforms.h and closure.h the kwargs closure kind and vmap (`mlx_detail_vmap_trace`, `mlx_detail_vmap_replace`); the headers fast.h, fft.h, linalg.h, io.h,",
-        "io_types.h, map.h, export.h, distributed.h, distributed_group.h,",
-        "metal.h and cuda.h; and the ops of ops.h beyond tier 1 (gather/scatter",
+        "plan): of transforms.h and closure.h the kwargs closure kind and vmap (`mlx_detail_vmap_trace`, `mlx_detail_vmap_replace`); the headers fft.h, linalg.h, io.h,",
+        "io_types.h, map.h, export.h, distributed.h and distributed_group.h;",
+        "and the ops of ops.h beyond tier 1 (gather/scatter",
         "other than put_along_axis and scatter_add_axis, convolutions, quantization",
         "among them). Sorting and selection are done.",
         "",
