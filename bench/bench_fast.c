@@ -32,8 +32,8 @@ static int unfused(mlx_array *out, fast_ctx *c, bool causal)
 {
     mlx_array qs = mlx_array_new(), kt = mlx_array_new(), sc = mlx_array_new(), p = mlx_array_new();
     mlx_array a = mlx_array_new_float(c->scale);
-    int rc = mlx_multiply(&qs, c->q, a, c->s) || mlx_swapaxes(&kt, c->k, -1, -2, c->s) ||
-             mlx_matmul(&sc, qs, kt, c->s);
+    int rc =
+        mlx_multiply(&qs, c->q, a, c->s) || mlx_swapaxes(&kt, c->k, -1, -2, c->s) || mlx_matmul(&sc, qs, kt, c->s);
     if (!rc && causal) {
         const int *qsh = mlx_array_shape(c->q);
         mlx_array t = mlx_array_new(), m = mlx_array_new(), low = mlx_array_new_float(-3.4e38f);
@@ -53,23 +53,15 @@ static int run(void *arg)
     mlx_array out = mlx_array_new();
     int rc;
     switch (c->which) {
-    case 0:
-        rc = mlx_fast_rms_norm(&out, c->x, c->w, 1e-5f, c->s);
-        break;
-    case 1:
-        rc = mlx_fast_layer_norm(&out, c->x, c->w, c->b, 1e-5f, c->s);
-        break;
-    case 2:
-        rc = mlx_copy(&out, c->x, c->s);
-        break;
+    case 0: rc = mlx_fast_rms_norm(&out, c->x, c->w, 1e-5f, c->s); break;
+    case 1: rc = mlx_fast_layer_norm(&out, c->x, c->w, c->b, 1e-5f, c->s); break;
+    case 2: rc = mlx_copy(&out, c->x, c->s); break;
     case 3:
     case 5:
         rc = mlx_fast_scaled_dot_product_attention(&out, c->q, c->k, c->v, c->scale, c->which == 5 ? "causal" : "",
                                                    (mlx_array){0}, (mlx_array){0}, c->s);
         break;
-    default:
-        rc = unfused(&out, c, c->which == 6);
-        break;
+    default: rc = unfused(&out, c, c->which == 6); break;
     }
     rc = rc || mlx_array_eval(out);
     mlx_array_free(out);
@@ -130,8 +122,8 @@ static int memory_run(void)
     snprintf(buf, sizeof buf,
              "sdpa_L8192_H32_D128: %.1f s, max RSS %.1f MiB -> %.1f MiB: %.1f MiB beyond inputs and the %.0f MiB "
              "output; library data peak %.1f MiB (output included)",
-             (double)(t1 - t0) / 1e9, before / 1024.0, after / 1024.0, (after - before) / 1024.0 - out_mib, out_mib,
-             (double)peak1 / 1048576.0);
+             (double)(t1 - t0) / 1e9, before / 1024.0, after / 1024.0, (after - before) / 1024.0 - out_mib,
+             out_mib, (double)peak1 / 1048576.0);
     bu_info("memory", buf);
     mlx_array_free(q), mlx_array_free(k), mlx_array_free(v), mlx_array_free(out);
     mlx_stream_free(s);
@@ -156,10 +148,10 @@ int main(int argc, char **argv)
         return 1;
     memset(m.src, 1, sizeof(float) << 24);
     bu_report("ref", "memcpy_64MiB", 1, bu_measure(run_memcpy, &m, 2, bu_reps(15)));
-    static const char *const names[] = {"fast_rms_norm_4096x4096",   "fast_layer_norm_4096x4096",
-                                        "copy_4096x4096",            "fast_sdpa_L1024_H32_D128",
-                                        "unfused_sdpa_L1024_H32_D128", "fast_sdpa_causal_L1024_H32_D128",
-                                        "unfused_sdpa_causal_L1024_H32_D128"};
+    static const char *const names[] = {
+        "fast_rms_norm_4096x4096",           "fast_layer_norm_4096x4096",   "copy_4096x4096",
+        "fast_sdpa_L1024_H32_D128",          "unfused_sdpa_L1024_H32_D128", "fast_sdpa_causal_L1024_H32_D128",
+        "unfused_sdpa_causal_L1024_H32_D128"};
     int max_threads = mlx_cpu_get_num_threads();
     for (int t = 1; t <= max_threads && t <= 2; t++) {
         mlx_cpu_set_num_threads(t);

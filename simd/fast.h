@@ -42,8 +42,7 @@ typedef struct mc_fast_kernels {
      * corr[i] = exp(old m[i] - new m[i]) first), and corr[i] is stored so
      * the caller rescales its accumulator. float (f32) or double (f64). */
     void (*softmax_tile_f32)(float *s, size_t rows, size_t cols, size_t lds, float *m, float *l, float *corr);
-    void (*softmax_tile_f64)(double *s, size_t rows, size_t cols, size_t lds, double *m, double *l,
-                             double *corr);
+    void (*softmax_tile_f64)(double *s, size_t rows, size_t cols, size_t lds, double *m, double *l, double *corr);
 } mc_fast_kernels;
 
 /* The kernels for this CPU (chosen once, thread-safe). */
@@ -72,9 +71,9 @@ void mc_fast_mask_tile_f64(int mdt, const void *mask, int64_t rs, int64_t cs, do
                            size_t lds, int64_t i0, int64_t j0, int64_t diag, double lowest);
 
 /* y row i (row stride ys, contiguous) = acc[i] / l[i] rounded to dt. */
-void mc_fast_store_rows_f32(int dt, const float *acc, size_t rows, size_t cols, size_t lda, const float *l, void *y,
-                            int64_t ys);
-void mc_fast_store_rows_f64(int dt, const double *acc, size_t rows, size_t cols, size_t lda, const double *l, void *y,
-                            int64_t ys);
+void mc_fast_store_rows_f32(int dt, const float *acc, size_t rows, size_t cols, size_t lda, const float *l,
+                            void *y, int64_t ys);
+void mc_fast_store_rows_f64(int dt, const double *acc, size_t rows, size_t cols, size_t lda, const double *l,
+                            void *y, int64_t ys);
 
 #endif

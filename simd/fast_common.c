@@ -36,16 +36,11 @@ const mc_fast_kernels *mc_fast_kernels_get(void)
 static inline double ldd(int dt, const void *p, int64_t i)
 {
     switch (dt) {
-    case MC_SIMD_FLOAT16:
-        return mc_f16_to_f32(((const uint16_t *)p)[i]);
-    case MC_SIMD_BFLOAT16:
-        return mc_bf16_to_f32(((const uint16_t *)p)[i]);
-    case MC_SIMD_FLOAT64:
-        return ((const double *)p)[i];
-    case MC_SIMD_BOOL:
-        return ((const uint8_t *)p)[i] != 0;
-    default:
-        return ((const float *)p)[i];
+    case MC_SIMD_FLOAT16: return mc_f16_to_f32(((const uint16_t *)p)[i]);
+    case MC_SIMD_BFLOAT16: return mc_bf16_to_f32(((const uint16_t *)p)[i]);
+    case MC_SIMD_FLOAT64: return ((const double *)p)[i];
+    case MC_SIMD_BOOL: return ((const uint8_t *)p)[i] != 0;
+    default: return ((const float *)p)[i];
     }
 }
 
@@ -91,29 +86,29 @@ void mc_fast_load_tile_f64(int dt, const void *src, int64_t rs, int64_t cs, size
             dst[i * ldd_ + j] = ldd(dt, src, (int64_t)i * rs + (int64_t)j * cs) * mul;
 }
 
-#define MASK_TILE(NAME, T)                                                                                        \
-    void NAME(int mdt, const void *mask, int64_t rs, int64_t cs, T *s, size_t rows, size_t cols, size_t lds,      \
-              int64_t i0, int64_t j0, int64_t diag, T lowest)                                                     \
-    {                                                                                                             \
-        for (size_t i = 0; i < rows; i++) {                                                                       \
-            T *row = s + i * lds;                                                                                 \
-            if (!mask) {                                                                                          \
-                int64_t last = i0 + (int64_t)i + diag - j0; /* last key kept, tile-relative */                   \
-                for (size_t j = last < 0 ? 0 : (size_t)last + 1; j < cols; j++)                                   \
-                    row[j] = lowest;                                                                              \
-            } else if (mdt == MC_SIMD_BOOL) {                                                                     \
-                const uint8_t *mr = (const uint8_t *)mask + (int64_t)i * rs;                                      \
-                for (size_t j = 0; j < cols; j++)                                                                 \
-                    row[j] = mr[(int64_t)j * cs] ? row[j] : lowest;                                               \
-            } else if (mdt == MC_SIMD_FLOAT32 && cs == 1) {                                                       \
-                const float *mr = (const float *)mask + (int64_t)i * rs;                                          \
-                for (size_t j = 0; j < cols; j++)                                                                 \
-                    row[j] += mr[j];                                                                              \
-            } else {                                                                                              \
-                for (size_t j = 0; j < cols; j++)                                                                 \
-                    row[j] += (T)ldd(mdt, mask, (int64_t)i * rs + (int64_t)j * cs);                               \
-            }                                                                                                     \
-        }                                                                                                         \
+#define MASK_TILE(NAME, T)                                                                                   \
+    void NAME(int mdt, const void *mask, int64_t rs, int64_t cs, T *s, size_t rows, size_t cols, size_t lds, \
+              int64_t i0, int64_t j0, int64_t diag, T lowest)                                                \
+    {                                                                                                        \
+        for (size_t i = 0; i < rows; i++) {                                                                  \
+            T *row = s + i * lds;                                                                            \
+            if (!mask) {                                                                                     \
+                int64_t last = i0 + (int64_t)i + diag - j0; /* last key kept, tile-relative */               \
+                for (size_t j = last < 0 ? 0 : (size_t)last + 1; j < cols; j++)                              \
+                    row[j] = lowest;                                                                         \
+            } else if (mdt == MC_SIMD_BOOL) {                                                                \
+                const uint8_t *mr = (const uint8_t *)mask + (int64_t)i * rs;                                 \
+                for (size_t j = 0; j < cols; j++)                                                            \
+                    row[j] = mr[(int64_t)j * cs] ? row[j] : lowest;                                          \
+            } else if (mdt == MC_SIMD_FLOAT32 && cs == 1) {                                                  \
+                const float *mr = (const float *)mask + (int64_t)i * rs;                                     \
+                for (size_t j = 0; j < cols; j++)                                                            \
+                    row[j] += mr[j];                                                                         \
+            } else {                                                                                         \
+                for (size_t j = 0; j < cols; j++)                                                            \
+                    row[j] += (T)ldd(mdt, mask, (int64_t)i * rs + (int64_t)j * cs);                          \
+            }                                                                                                \
+        }                                                                                                    \
     }
 MASK_TILE(mc_fast_mask_tile_f32, float)
 MASK_TILE(mc_fast_mask_tile_f64, double)
@@ -121,23 +116,15 @@ MASK_TILE(mc_fast_mask_tile_f64, double)
 static inline void st(int dt, void *p, int64_t i, double v)
 {
     switch (dt) {
-    case MC_SIMD_FLOAT16:
-        ((uint16_t *)p)[i] = mc_f32_to_f16((float)v);
-        break;
-    case MC_SIMD_BFLOAT16:
-        ((uint16_t *)p)[i] = mc_f32_to_bf16((float)v);
-        break;
-    case MC_SIMD_FLOAT64:
-        ((double *)p)[i] = v;
-        break;
-    default:
-        ((float *)p)[i] = (float)v;
-        break;
+    case MC_SIMD_FLOAT16: ((uint16_t *)p)[i] = mc_f32_to_f16((float)v); break;
+    case MC_SIMD_BFLOAT16: ((uint16_t *)p)[i] = mc_f32_to_bf16((float)v); break;
+    case MC_SIMD_FLOAT64: ((double *)p)[i] = v; break;
+    default: ((float *)p)[i] = (float)v; break;
     }
 }
 
-void mc_fast_store_rows_f32(int dt, const float *acc, size_t rows, size_t cols, size_t lda, const float *l, void *y,
-                            int64_t ys)
+void mc_fast_store_rows_f32(int dt, const float *acc, size_t rows, size_t cols, size_t lda, const float *l,
+                            void *y, int64_t ys)
 {
     for (size_t i = 0; i < rows; i++) {
         float inv = 1.0f / l[i];
@@ -152,8 +139,8 @@ void mc_fast_store_rows_f32(int dt, const float *acc, size_t rows, size_t cols, 
     }
 }
 
-void mc_fast_store_rows_f64(int dt, const double *acc, size_t rows, size_t cols, size_t lda, const double *l, void *y,
-                            int64_t ys)
+void mc_fast_store_rows_f64(int dt, const double *acc, size_t rows, size_t cols, size_t lda, const double *l,
+                            void *y, int64_t ys)
 {
     for (size_t i = 0; i < rows; i++)
         for (size_t j = 0; j < cols; j++)

@@ -24,14 +24,10 @@ enum { LANES = 16 };
 static inline float ld(int dt, const void *p, size_t i)
 {
     switch (dt) {
-    case MC_SIMD_FLOAT16:
-        return mc_f16_to_f32(((const uint16_t *)p)[i]);
-    case MC_SIMD_BFLOAT16:
-        return mc_bf16_to_f32(((const uint16_t *)p)[i]);
-    case MC_SIMD_FLOAT64:
-        return (float)((const double *)p)[i];
-    default:
-        return ((const float *)p)[i];
+    case MC_SIMD_FLOAT16: return mc_f16_to_f32(((const uint16_t *)p)[i]);
+    case MC_SIMD_BFLOAT16: return mc_bf16_to_f32(((const uint16_t *)p)[i]);
+    case MC_SIMD_FLOAT64: return (float)((const double *)p)[i];
+    default: return ((const float *)p)[i];
     }
 }
 
@@ -45,32 +41,20 @@ static inline double ldw(int dt, const void *p, size_t i)
 static inline double rnd(int dt, double v)
 {
     switch (dt) {
-    case MC_SIMD_FLOAT16:
-        return mc_f16_to_f32(mc_f32_to_f16((float)v));
-    case MC_SIMD_BFLOAT16:
-        return mc_bf16_to_f32(mc_f32_to_bf16((float)v));
-    case MC_SIMD_FLOAT32:
-        return (float)v;
-    default:
-        return v;
+    case MC_SIMD_FLOAT16: return mc_f16_to_f32(mc_f32_to_f16((float)v));
+    case MC_SIMD_BFLOAT16: return mc_bf16_to_f32(mc_f32_to_bf16((float)v));
+    case MC_SIMD_FLOAT32: return (float)v;
+    default: return v;
     }
 }
 
 static inline void stw(int dt, void *p, size_t i, double v)
 {
     switch (dt) {
-    case MC_SIMD_FLOAT16:
-        ((uint16_t *)p)[i] = mc_f32_to_f16((float)v);
-        break;
-    case MC_SIMD_BFLOAT16:
-        ((uint16_t *)p)[i] = mc_f32_to_bf16((float)v);
-        break;
-    case MC_SIMD_FLOAT64:
-        ((double *)p)[i] = v;
-        break;
-    default:
-        ((float *)p)[i] = (float)v;
-        break;
+    case MC_SIMD_FLOAT16: ((uint16_t *)p)[i] = mc_f32_to_f16((float)v); break;
+    case MC_SIMD_BFLOAT16: ((uint16_t *)p)[i] = mc_f32_to_bf16((float)v); break;
+    case MC_SIMD_FLOAT64: ((double *)p)[i] = v; break;
+    default: ((float *)p)[i] = (float)v; break;
     }
 }
 

@@ -30,14 +30,10 @@ static int run_op(const fast_case *c, mlx_array *res, const mlx_array *in)
     mlx_stream s = tu_stream();
     mlx_optional_float base = {c->base, c->has_base != 0};
     switch (c->op) {
-    case 0:
-        return mlx_fast_rms_norm(res, in[0], in[1], c->eps, s);
-    case 1:
-        return mlx_fast_layer_norm(res, in[0], in[1], in[2], c->eps, s);
-    case 2:
-        return mlx_fast_rope(res, in[0], c->dims, c->traditional, base, c->scale, c->offset, in[1], s);
-    case 3:
-        return mlx_fast_rope_dynamic(res, in[0], c->dims, c->traditional, base, c->scale, in[2], in[1], s);
+    case 0: return mlx_fast_rms_norm(res, in[0], in[1], c->eps, s);
+    case 1: return mlx_fast_layer_norm(res, in[0], in[1], in[2], c->eps, s);
+    case 2: return mlx_fast_rope(res, in[0], c->dims, c->traditional, base, c->scale, c->offset, in[1], s);
+    case 3: return mlx_fast_rope_dynamic(res, in[0], c->dims, c->traditional, base, c->scale, in[2], in[1], s);
     default:
         return mlx_fast_scaled_dot_product_attention(res, in[0], in[1], in[2], c->sdpa_scale, c->mask_mode, in[3],
                                                      in[4], s);
@@ -280,8 +276,9 @@ static void test_bad_arguments_report_mlx_messages(void **state)
     assert_int_equal(mlx_fast_scaled_dot_product_attention(&r, x3, q, q, 1.0f, "", none, none, s), 1);
     tu_expect_error("[scaled_dot_product_attention] input with shape (2,3,4) expected to be rank 4");
     assert_int_equal(mlx_fast_scaled_dot_product_attention(&r, q, q, q, 1.0f, "full", none, none, s), 1);
-    tu_expect_error("[scaled_dot_product_attention] Invalid mask_mode full. mask_mode must be 'causal', 'array' or "
-                    "''.");
+    tu_expect_error(
+        "[scaled_dot_product_attention] Invalid mask_mode full. mask_mode must be 'causal', 'array' or "
+        "''.");
     assert_int_equal(mlx_fast_scaled_dot_product_attention(&r, q, kb, kb, 1.0f, "", none, none, s), 1);
     tu_expect_error("[scaled_dot_product_attention] n_heads must be a multiple of n_kv_heads, found n_heads 2 for "
                     "n_kv_heads 3.");

@@ -9,11 +9,11 @@
 #include <string.h>
 
 #include "handles/vector.h"
-#include "runtime/alloc.h"
-#include "runtime/error.h"
 #include "mlx/c/cuda.h"
 #include "mlx/c/fast.h"
 #include "mlx/c/metal.h"
+#include "runtime/alloc.h"
+#include "runtime/error.h"
 
 typedef struct kernel_tmpl {
     char *name;
@@ -259,7 +259,8 @@ int mlx_fast_cuda_kernel_config_add_template_arg_int(mlx_fast_cuda_kernel_config
     return config_add_tmpl(cls.ctx, name, 1, value, "mlx_fast_cuda_kernel_config_add_template_arg_int", cuda_cfg);
 }
 
-int mlx_fast_cuda_kernel_config_add_template_arg_bool(mlx_fast_cuda_kernel_config cls, const char *name, bool value)
+int mlx_fast_cuda_kernel_config_add_template_arg_bool(mlx_fast_cuda_kernel_config cls, const char *name,
+                                                      bool value)
 {
     return config_add_tmpl(cls.ctx, name, 2, value, "mlx_fast_cuda_kernel_config_add_template_arg_bool", cuda_cfg);
 }
@@ -268,8 +269,8 @@ mlx_fast_cuda_kernel mlx_fast_cuda_kernel_new(const char *name, const mlx_vector
                                               const mlx_vector_string output_names, const char *source,
                                               const char *header, bool ensure_row_contiguous, int shared_memory)
 {
-    return (mlx_fast_cuda_kernel){kernel_new(name, input_names, output_names, source, header, ensure_row_contiguous,
-                                             shared_memory, "mlx_fast_cuda_kernel_new")};
+    return (mlx_fast_cuda_kernel){kernel_new(name, input_names, output_names, source, header,
+                                             ensure_row_contiguous, shared_memory, "mlx_fast_cuda_kernel_new")};
 }
 
 void mlx_fast_cuda_kernel_free(mlx_fast_cuda_kernel cls) { kernel_free(cls.ctx); }
@@ -296,7 +297,8 @@ void mlx_fast_metal_kernel_config_free(mlx_fast_metal_kernel_config cls) { confi
 int mlx_fast_metal_kernel_config_add_output_arg(mlx_fast_metal_kernel_config cls, const int *shape, size_t size,
                                                 mlx_dtype dtype)
 {
-    return config_add_output(cls.ctx, shape, size, dtype, "mlx_fast_metal_kernel_config_add_output_arg", metal_cfg);
+    return config_add_output(cls.ctx, shape, size, dtype, "mlx_fast_metal_kernel_config_add_output_arg",
+                             metal_cfg);
 }
 
 int mlx_fast_metal_kernel_config_set_grid(mlx_fast_metal_kernel_config cls, int grid1, int grid2, int grid3)
@@ -340,29 +342,34 @@ int mlx_fast_metal_kernel_config_add_template_arg_dtype(mlx_fast_metal_kernel_co
                            metal_cfg);
 }
 
-int mlx_fast_metal_kernel_config_add_template_arg_int(mlx_fast_metal_kernel_config cls, const char *name, int value)
+int mlx_fast_metal_kernel_config_add_template_arg_int(mlx_fast_metal_kernel_config cls, const char *name,
+                                                      int value)
 {
-    return config_add_tmpl(cls.ctx, name, 1, value, "mlx_fast_metal_kernel_config_add_template_arg_int", metal_cfg);
+    return config_add_tmpl(cls.ctx, name, 1, value, "mlx_fast_metal_kernel_config_add_template_arg_int",
+                           metal_cfg);
 }
 
 int mlx_fast_metal_kernel_config_add_template_arg_bool(mlx_fast_metal_kernel_config cls, const char *name,
                                                        bool value)
 {
-    return config_add_tmpl(cls.ctx, name, 2, value, "mlx_fast_metal_kernel_config_add_template_arg_bool", metal_cfg);
+    return config_add_tmpl(cls.ctx, name, 2, value, "mlx_fast_metal_kernel_config_add_template_arg_bool",
+                           metal_cfg);
 }
 
 mlx_fast_metal_kernel mlx_fast_metal_kernel_new(const char *name, const mlx_vector_string input_names,
                                                 const mlx_vector_string output_names, const char *source,
-                                                const char *header, bool ensure_row_contiguous, bool atomic_outputs)
+                                                const char *header, bool ensure_row_contiguous,
+                                                bool atomic_outputs)
 {
-    return (mlx_fast_metal_kernel){kernel_new(name, input_names, output_names, source, header, ensure_row_contiguous,
-                                              atomic_outputs, "mlx_fast_metal_kernel_new")};
+    return (mlx_fast_metal_kernel){kernel_new(name, input_names, output_names, source, header,
+                                              ensure_row_contiguous, atomic_outputs, "mlx_fast_metal_kernel_new")};
 }
 
 void mlx_fast_metal_kernel_free(mlx_fast_metal_kernel cls) { kernel_free(cls.ctx); }
 
-int mlx_fast_metal_kernel_apply(mlx_vector_array *outputs, mlx_fast_metal_kernel cls, const mlx_vector_array inputs,
-                                const mlx_fast_metal_kernel_config config, const mlx_stream stream)
+int mlx_fast_metal_kernel_apply(mlx_vector_array *outputs, mlx_fast_metal_kernel cls,
+                                const mlx_vector_array inputs, const mlx_fast_metal_kernel_config config,
+                                const mlx_stream stream)
 {
     (void)stream;
     return kernel_apply(outputs, cls.ctx, inputs, config.ctx, "mlx_fast_metal_kernel_apply",

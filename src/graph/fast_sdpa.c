@@ -48,14 +48,10 @@ typedef struct sdpa_job {
 static double lowest_of(int dt)
 {
     switch (dt) {
-    case MLX_FLOAT16:
-        return -65504.0;
-    case MLX_BFLOAT16:
-        return -3.38953138925153547590e38;
-    case MLX_FLOAT64:
-        return -DBL_MAX;
-    default:
-        return -FLT_MAX;
+    case MLX_FLOAT16: return -65504.0;
+    case MLX_BFLOAT16: return -3.38953138925153547590e38;
+    case MLX_FLOAT64: return -DBL_MAX;
+    default: return -FLT_MAX;
     }
 }
 
@@ -93,7 +89,7 @@ static int gemm(const sdpa_job *j, int m, int n, int k, const void *a, int64_t l
         T m0 = -(T)INFINITY, l0 = 0;                                                                              \
         if (j->sinks) {                                                                                           \
             T sk;                                                                                                 \
-            mc_fast_load_tile_##SFX(j->dt, j->sinks + (int64_t)h * (int64_t)j->isz, 0, 1, 1, 1, &sk, 1, 1);        \
+            mc_fast_load_tile_##SFX(j->dt, j->sinks + (int64_t)h * (int64_t)j->isz, 0, 1, 1, 1, &sk, 1, 1);       \
             m0 = sk;                                                                                              \
             l0 = 1;                                                                                               \
         }                                                                                                         \
@@ -113,7 +109,8 @@ static int gemm(const sdpa_job *j, int m, int n, int k, const void *a, int64_t l
             const void *kt = kp + j->ks[2] * j0 * (int64_t)j->isz, *vt = vp + j->vs[2] * j0 * (int64_t)j->isz;    \
             int64_t ldk = j->ks[2], ldv = j->vs[2];                                                               \
             if (!(direct && j->ks[3] == 1 && ldk >= D && ldk > 0)) {                                              \
-                mc_fast_load_tile_##SFX(j->dt, kt, j->ks[2], j->ks[3], (size_t)cols, (size_t)D, Kt, (size_t)D, 1); \
+                mc_fast_load_tile_##SFX(j->dt, kt, j->ks[2], j->ks[3], (size_t)cols, (size_t)D, Kt, (size_t)D,    \
+                                        1);                                                                       \
                 kt = Kt;                                                                                          \
                 ldk = D;                                                                                          \
             }                                                                                                     \
@@ -126,13 +123,12 @@ static int gemm(const sdpa_job *j, int m, int n, int k, const void *a, int64_t l
             if (D == 0)                                                                                           \
                 memset(S, 0, sizeof(T) * (size_t)rows * (size_t)cols);                                            \
             else if (gemm(j, rows, cols, D, Q, D, kt, ldk, true, 0.0f, S))                                        \
-                atomic_store(&j->failed, 1);                                                                                    \
+                atomic_store(&j->failed, 1);                                                                      \
             if (j->mask)                                                                                          \
-                mc_fast_mask_tile_##SFX(j->mdt,                                                                   \
-                                        j->mask + (j->ms[0] * b + j->ms[1] * h + j->ms[2] * i0 + j->ms[3] * j0) * \
-                                                      (int64_t)j->msz,                                            \
-                                        j->ms[2], j->ms[3], S, (size_t)rows, (size_t)cols, (size_t)cols, 0, 0, 0, \
-                                        lowest);                                                                  \
+                mc_fast_mask_tile_##SFX(                                                                          \
+                    j->mdt,                                                                                       \
+                    j->mask + (j->ms[0] * b + j->ms[1] * h + j->ms[2] * i0 + j->ms[3] * j0) * (int64_t)j->msz,    \
+                    j->ms[2], j->ms[3], S, (size_t)rows, (size_t)cols, (size_t)cols, 0, 0, 0, lowest);            \
             else if (j->p->causal)                                                                                \
                 mc_fast_mask_tile_##SFX(0, NULL, 0, 0, S, (size_t)rows, (size_t)cols, (size_t)cols, i0, j0, diag, \
                                         lowest);                                                                  \
@@ -142,7 +138,7 @@ static int gemm(const sdpa_job *j, int m, int n, int k, const void *a, int64_t l
                     for (int d = 0; d < Dv; d++)                                                                  \
                         acc[(size_t)i * Dv + d] *= corr[i];                                                       \
             if (Dv > 0 && gemm(j, rows, Dv, cols, S, cols, vt, ldv, false, 1.0f, acc))                            \
-                atomic_store(&j->failed, 1);                                                                                    \
+                atomic_store(&j->failed, 1);                                                                      \
         }                                                                                                         \
         char *yp = j->y + (((int64_t)b * j->Hq + h) * j->Lq + i0) * (int64_t)Dv * (int64_t)j->isz;                \
         mc_fast_store_rows_##SFX(j->dt, acc, (size_t)rows, (size_t)Dv, (size_t)Dv, l, yp, Dv);                    \

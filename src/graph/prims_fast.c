@@ -173,8 +173,9 @@ static int rms_norm_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const in
     for (int k = 0; k < nargs; k++) {
         mc_gb s;
         mc_gb_begin(&s, fn);
-        mc_array *nrm = mc_gb_unary(&s, MC_U_RSQRT, mc_gb_op(&s, MC_B_ADD, mean_last(&s, mc_gb_unary(&s, MC_U_SQUARE, x)),
-                                                            mc_gb_scalar(&s, p->eps, x->dtype)));
+        mc_array *nrm = mc_gb_unary(&s, MC_U_RSQRT,
+                                    mc_gb_op(&s, MC_B_ADD, mean_last(&s, mc_gb_unary(&s, MC_U_SQUARE, x)),
+                                             mc_gb_scalar(&s, p->eps, x->dtype)));
         mc_array *g;
         if (argnums[k] == 0) {
             mc_array *n3 = mc_gb_op(&s, MC_B_MULTIPLY, mc_gb_op(&s, MC_B_MULTIPLY, nrm, nrm), nrm);
@@ -208,7 +209,8 @@ static int layer_norm_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const 
         mc_array *mu = mean_last(&s, x);
         mc_array *mu2 = mean_last(&s, mc_gb_unary(&s, MC_U_SQUARE, x));
         mc_array *var = mc_gb_op(&s, MC_B_SUBTRACT, mu2, mc_gb_unary(&s, MC_U_SQUARE, mu));
-        mc_array *nrm = mc_gb_unary(&s, MC_U_RSQRT, mc_gb_op(&s, MC_B_ADD, var, mc_gb_scalar(&s, p->eps, x->dtype)));
+        mc_array *nrm =
+            mc_gb_unary(&s, MC_U_RSQRT, mc_gb_op(&s, MC_B_ADD, var, mc_gb_scalar(&s, p->eps, x->dtype)));
         mc_array *xc = mc_gb_op(&s, MC_B_SUBTRACT, x, mu);
         mc_array *g = NULL;
         int na = leading_axes(x->ndim, axes);
@@ -221,13 +223,16 @@ static int layer_norm_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const 
             mc_array *t2 = mc_gb_op(&s, MC_B_MULTIPLY, mc_gb_op(&s, MC_B_SUBTRACT, wg, sumwg), nrm);
             g = mc_gb_op(&s, MC_B_SUBTRACT, t2, t1);
         } else if (argnums[k] == 1) {
-            g = w->ndim == 0 ? mc_gb_zeros_like(&s, w)
-                             : mc_gb_reshape(&s,
-                                             mc_gb_sum(&s, mc_gb_op(&s, MC_B_MULTIPLY, cot, mc_gb_op(&s, MC_B_MULTIPLY, xc, nrm)),
-                                                       axes, na),
-                                             1, w->shape);
+            g = w->ndim == 0
+                    ? mc_gb_zeros_like(&s, w)
+                    : mc_gb_reshape(
+                          &s,
+                          mc_gb_sum(&s, mc_gb_op(&s, MC_B_MULTIPLY, cot, mc_gb_op(&s, MC_B_MULTIPLY, xc, nrm)),
+                                    axes, na),
+                          1, w->shape);
         } else {
-            g = bias->ndim == 0 ? mc_gb_zeros_like(&s, bias) : mc_gb_reshape(&s, mc_gb_sum(&s, cot, axes, na), 1, bias->shape);
+            g = bias->ndim == 0 ? mc_gb_zeros_like(&s, bias)
+                                : mc_gb_reshape(&s, mc_gb_sum(&s, cot, axes, na), 1, bias->shape);
         }
         if (mc_vjp_store(vjps, k, &s, g))
             return 1;
@@ -250,8 +255,9 @@ static mc_array *norm_tangent(mc_gb *s, mc_array *node, mc_array *t, bool layer,
         x = mc_gb_op(s, MC_B_SUBTRACT, x, mean_last(s, x));
         tf = mc_gb_op(s, MC_B_SUBTRACT, tf, mean_last(s, tf));
     }
-    mc_array *nrm = mc_gb_unary(s, MC_U_RSQRT, mc_gb_op(s, MC_B_ADD, mean_last(s, mc_gb_unary(s, MC_U_SQUARE, x)),
-                                                        mc_gb_scalar(s, p->eps, ct)));
+    mc_array *nrm = mc_gb_unary(
+        s, MC_U_RSQRT,
+        mc_gb_op(s, MC_B_ADD, mean_last(s, mc_gb_unary(s, MC_U_SQUARE, x)), mc_gb_scalar(s, p->eps, ct)));
     mc_array *n3 = mc_gb_op(s, MC_B_MULTIPLY, mc_gb_op(s, MC_B_MULTIPLY, nrm, nrm), nrm);
     mc_array *d = mc_gb_op(s, MC_B_SUBTRACT, mc_gb_op(s, MC_B_MULTIPLY, tf, nrm),
                            mc_gb_op(s, MC_B_MULTIPLY, mc_gb_op(s, MC_B_MULTIPLY, x, n3),
@@ -461,8 +467,8 @@ static int sdpa_infer(mc_meta *out, mc_array *const *in, int n, const void *para
     const mc_sdpa_params *p = params;
     const mc_array *q = in[0], *k = in[1], *v = in[2];
     if (n != 3 + p->has_mask + p->has_sinks)
-        return mc_error("[%s] ScaledDotProductAttention takes %d inputs, got %d.", fn, 3 + p->has_mask + p->has_sinks,
-                        n);
+        return mc_error("[%s] ScaledDotProductAttention takes %d inputs, got %d.", fn,
+                        3 + p->has_mask + p->has_sinks, n);
     for (int i = 0; i < 3; i++)
         if (in[i]->ndim != 4 || in[i]->dtype != q->dtype || !mc_dtype_is_float(q->dtype))
             return mc_error("[%s] q, k and v must be 4-D of one floating type.", fn);
@@ -472,8 +478,9 @@ static int sdpa_infer(mc_meta *out, mc_array *const *in, int n, const void *para
     int idx = 3;
     if (p->has_mask) {
         const mc_array *m = in[idx++];
-        if (m->ndim != 4 || m->shape[0] != q->shape[0] || m->shape[1] != q->shape[1] || m->shape[2] != q->shape[2] ||
-            m->shape[3] != k->shape[2] || (m->dtype != MLX_BOOL && m->dtype != q->dtype))
+        if (m->ndim != 4 || m->shape[0] != q->shape[0] || m->shape[1] != q->shape[1] ||
+            m->shape[2] != q->shape[2] || m->shape[3] != k->shape[2] ||
+            (m->dtype != MLX_BOOL && m->dtype != q->dtype))
             return mc_error("[%s] The mask must be (B, Hq, Lq, Lk), bool or the output type.", fn);
     }
     if (p->has_sinks) {
@@ -526,14 +533,10 @@ static mc_array *to5(mc_gb *s, mc_array *a, int B, int H, int R, int L, int last
 static double sdpa_lowest(mlx_dtype dt)
 {
     switch (dt) {
-    case MLX_FLOAT16:
-        return -65504.0;
-    case MLX_BFLOAT16:
-        return -3.38953138925153547590e38;
-    case MLX_FLOAT64:
-        return -1.7976931348623157e308;
-    default:
-        return -3.4028234663852886e38;
+    case MLX_FLOAT16: return -65504.0;
+    case MLX_BFLOAT16: return -3.38953138925153547590e38;
+    case MLX_FLOAT64: return -1.7976931348623157e308;
+    default: return -3.4028234663852886e38;
     }
 }
 
@@ -564,7 +567,8 @@ static void sdpa_build(mc_gb *s, mc_array *node, sdpa_parts *t)
             S = mc_gb_op(s, MC_B_ADD, S, m5);
     }
     if (p->causal) {
-        mc_array *qi = mc_gb_op(s, MC_B_ADD, mc_gb_iota(s, t->Lq, 3, 5), mc_gb_scalar(s, t->Lk - t->Lq, MLX_INT32));
+        mc_array *qi =
+            mc_gb_op(s, MC_B_ADD, mc_gb_iota(s, t->Lq, 3, 5), mc_gb_scalar(s, t->Lk - t->Lq, MLX_INT32));
         t->keep = mc_gb_binary(s, MC_B_GREATER_EQUAL, qi, mc_gb_iota(s, t->Lk, 4, 5), MLX_INT32);
     }
     if (t->keep)
@@ -648,13 +652,11 @@ static mc_array *sdpa_jvp(mc_array *node, mc_array *const *tans, const int *argn
         switch (argnums[k]) {
         case 0:
             term = mc_gb_matmul(&s,
-                                to5(&s, mc_gb_op(&s, MC_B_MULTIPLY, tg, mc_gb_scalar(&s, p->scale, dt)), t.B, t.Hkv, t.R,
-                                    t.Lq, t.D),
+                                to5(&s, mc_gb_op(&s, MC_B_MULTIPLY, tg, mc_gb_scalar(&s, p->scale, dt)), t.B,
+                                    t.Hkv, t.R, t.Lq, t.D),
                                 mc_gb_swap_last(&s, t.k5));
             break;
-        case 1:
-            term = mc_gb_matmul(&s, t.qs5, mc_gb_swap_last(&s, to5(&s, tg, t.B, t.Hkv, 1, t.Lk, t.D)));
-            break;
+        case 1: term = mc_gb_matmul(&s, t.qs5, mc_gb_swap_last(&s, to5(&s, tg, t.B, t.Hkv, 1, t.Lk, t.D))); break;
         case 2: {
             mc_array *o = mc_gb_matmul(&s, t.P, to5(&s, tg, t.B, t.Hkv, 1, t.Lk, t.Dv));
             dO = dO ? mc_gb_op(&s, MC_B_ADD, dO, o) : o;

@@ -5,9 +5,9 @@
 #include <string.h>
 
 #include "graph/prims_fast.h"
+#include "mlx/c/fast.h"
 #include "ops/ew.h"
 #include "runtime/error.h"
-#include "mlx/c/fast.h"
 
 static char *shape_str(char *buf, size_t n, const mc_array *a) { return mc_shape_str(buf, n, a->ndim, a->shape); }
 
@@ -19,8 +19,8 @@ static int check_affine(const mc_array *a, const mc_array *x, const char *what, 
     if (a->ndim != 1)
         return mc_error("[%s] %s must have 1 dimension but has %d dimensions.", fn, what, a->ndim);
     if ((int)a->size != x->shape[x->ndim - 1])
-        return mc_error("[%s] %s must have the same size as the last dimension of x but has %zu elements.", fn, what,
-                        a->size);
+        return mc_error("[%s] %s must have the same size as the last dimension of x but has %zu elements.", fn,
+                        what, a->size);
     return 0;
 }
 
@@ -68,8 +68,9 @@ int mlx_fast_layer_norm(mlx_array *res, const mlx_array x, const mlx_array weigh
     if ((w && check_affine(w, xa, "weight", fn)) || (b && check_affine(b, xa, "bias", fn)))
         return 1;
     /* MLX promotes with the bias only when there is a weight */
-    mlx_dtype t = !w ? xa->dtype : b ? mc_promote(mc_promote(xa->dtype, w->dtype), b->dtype)
-                                     : mc_promote(xa->dtype, w->dtype);
+    mlx_dtype t = !w  ? xa->dtype
+                  : b ? mc_promote(mc_promote(xa->dtype, w->dtype), b->dtype)
+                      : mc_promote(xa->dtype, w->dtype);
     if (!mc_dtype_is_float(t))
         return mc_error("[%s] Received unsupported type %s.", fn, mc_dtype_name(t));
     mc_norm_params p = {eps};
@@ -94,15 +95,16 @@ static int rope_op(mlx_array *res, mlx_array x, int dims, bool traditional, mlx_
     if (!f && !base.has_value)
         return mc_error("[%s] Neither base nor freqs has a value.", fn);
     if (xa->ndim < 3)
-        return mc_error("[%s] Input must have at least 3 dimensions but got input with %d dimensions.", fn, xa->ndim);
+        return mc_error("[%s] Input must have at least 3 dimensions but got input with %d dimensions.", fn,
+                        xa->ndim);
     if (!mc_dtype_is_float(xa->dtype))
         return mc_error("[%s] Input must be a floating type but got %s.", fn, mc_dtype_name(xa->dtype));
     if (offset->ndim > 1)
         return mc_error("[%s] offset must have at most one dimension but has shape %s.", fn,
                         shape_str(buf, sizeof buf, offset));
     if (offset->size != 1 && (int)offset->size != xa->shape[0])
-        return mc_error("[%s] offset must be a scalar or vector with %d elements but has shape %s.", fn, xa->shape[0],
-                        shape_str(buf, sizeof buf, offset));
+        return mc_error("[%s] offset must be a scalar or vector with %d elements but has shape %s.", fn,
+                        xa->shape[0], shape_str(buf, sizeof buf, offset));
     if (!mc_dtype_is_integer(offset->dtype))
         return mc_error("[%s] offset must be an integer but got type %s.", fn, mc_dtype_name(offset->dtype));
     if (dims <= 0)
@@ -161,7 +163,8 @@ static int sdpa_check(mc_array *const qkv[3], const char *mode, const mc_array *
     char buf[96], buf2[96];
     for (int i = 0; i < 3; i++)
         if (qkv[i]->ndim != 4)
-            return mc_error("[%s] input with shape %s expected to be rank 4", fn, shape_str(buf, sizeof buf, qkv[i]));
+            return mc_error("[%s] input with shape %s expected to be rank 4", fn,
+                            shape_str(buf, sizeof buf, qkv[i]));
     if (strcmp(mode, "") != 0 && strcmp(mode, "causal") != 0 && strcmp(mode, "array") != 0)
         return mc_error("[%s] Invalid mask_mode %s. mask_mode must be 'causal', 'array' or ''.", fn, mode);
     if (strcmp(mode, "causal") == 0 && mask)
@@ -178,9 +181,10 @@ static int sdpa_check(mc_array *const qkv[3], const char *mode, const mc_array *
                         "shape %s.",
                         fn, shape_str(buf, sizeof buf, qkv[0]), shape_str(buf2, sizeof buf2, qkv[1]));
     if (qkv[1]->shape[1] != qkv[2]->shape[1])
-        return mc_error("[%s] keys, values expected to have matching n_kv_heads; found keys with n_heads %d for values "
-                        "with n_heads %d.",
-                        fn, qkv[1]->shape[1], qkv[2]->shape[1]);
+        return mc_error(
+            "[%s] keys, values expected to have matching n_kv_heads; found keys with n_heads %d for values "
+            "with n_heads %d.",
+            fn, qkv[1]->shape[1], qkv[2]->shape[1]);
     if (qkv[1]->shape[1] == 0 || qkv[0]->shape[1] % qkv[1]->shape[1] != 0)
         return mc_error("[%s] n_heads must be a multiple of n_kv_heads, found n_heads %d for n_kv_heads %d.", fn,
                         qkv[0]->shape[1], qkv[1]->shape[1]);

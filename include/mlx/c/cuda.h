@@ -11,7 +11,7 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 /* *res = false. 1 with an error if res is NULL. */
-int mlx_cuda_is_available(bool* res);
+int mlx_cuda_is_available(bool *res);
 
 #pragma GCC visibility pop
 

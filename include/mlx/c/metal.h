@@ -12,10 +12,10 @@ extern "C" {
 #pragma GCC visibility push(default)
 
 /* *res = false. 1 with an error if res is NULL. */
-int mlx_metal_is_available(bool* res);
+int mlx_metal_is_available(bool *res);
 /* Do nothing and return 0, as MLX's CPU-only build does (there is no GPU
  * trace to capture); path is not read. */
-int mlx_metal_start_capture(const char* path);
+int mlx_metal_start_capture(const char *path);
 int mlx_metal_stop_capture(void);
 
 #pragma GCC visibility pop
