@@ -25,11 +25,13 @@
 
 typedef struct mc_fast_kernels {
     /* y[r] = rms_norm(x[r]) * w for rows of n contiguous elements, row r
-     * at x + r * n and y + r * n; w (n elements) may be NULL. */
-    void (*rms_norm)(int dt, const void *x, const void *w, void *y, size_t rows, size_t n, float eps);
+     * at x + r * n and y + r * n; w (n elements) may be NULL. stream: y
+     * is large and not read again soon, so float32 rows may be written
+     * past the cache (non-temporal stores, fenced before return). */
+    void (*rms_norm)(int dt, const void *x, const void *w, void *y, size_t rows, size_t n, float eps, bool stream);
     /* y[r] = layer_norm(x[r]) * w + b; w and b may be NULL. */
     void (*layer_norm)(int dt, const void *x, const void *w, const void *b, void *y, size_t rows, size_t n,
-                       float eps);
+                       float eps, bool stream);
     /* Rotates `rows` rows of d elements (row stride d, x and y may be the
      * same memory) that share one position, whose cosines and sines
      * (already rounded to dt) are cs[i], sn[i] for i < dims / 2; elements

@@ -6,7 +6,11 @@
  * float64 norms compute in float64 (MLX's CPU build converts float64 to
  * float32 for them; here they keep float64's precision). */
 #include <math.h>
+#include <stdint.h>
 #include <string.h>
+#if defined(__AVX__)
+#include <immintrin.h>
+#endif
 
 #include "simd/dtype.h"
 #include "simd/fast.h"
@@ -105,15 +109,56 @@ static inline float sum_sq_dev_f32(const float *x, size_t n, float mu)
     return s;
 }
 
-static void rms_norm_rows(int dt, const void *x, const void *w, void *y, size_t rows, size_t n, float eps)
+/* Rows this long or shorter may be streamed (built in a stack buffer). */
+enum { STREAM_MAX = 4096 };
+
+/* Where a float32 row of n is computed: y itself, or (streaming, on a
+ * build with AVX and an aligned y) a stack buffer that put_row then writes
+ * past the cache. A large norm's output is not read again soon, and a
+ * plain store first reads every line it writes. */
+static inline bool can_stream(bool stream, const void *y, size_t n)
 {
+#if defined(__AVX__)
+    return stream && n <= STREAM_MAX && n % 8 == 0 && ((uintptr_t)y & 31) == 0;
+#else
+    (void)stream, (void)y, (void)n;
+    return false;
+#endif
+}
+
+static inline void put_row(float *y, const float *tmp, size_t n)
+{
+#if defined(__AVX__)
+    for (size_t j = 0; j < n; j += 8)
+        _mm256_stream_ps(y + j, _mm256_loadu_ps(tmp + j));
+#else
+    memcpy(y, tmp, n * sizeof *y);
+#endif
+}
+
+static inline void stream_done(bool streamed)
+{
+#if defined(__AVX__)
+    if (streamed)
+        _mm_sfence();
+#else
+    (void)streamed;
+#endif
+}
+
+static void rms_norm_rows(int dt, const void *x, const void *w, void *y, size_t rows, size_t n, float eps,
+                          bool stream)
+{
+    float tmp[STREAM_MAX];
+    bool streamed = false;
     size_t isz = dt == MC_SIMD_FLOAT64 ? 8 : dt == MC_SIMD_FLOAT32 ? 4 : 2;
     for (size_t r = 0; r < rows; r++) {
         const char *xr = (const char *)x + r * n * isz;
         char *yr = (char *)y + r * n * isz;
         if (dt == MC_SIMD_FLOAT32) {
             const float *xf = (const float *)xr;
-            float *yf = (float *)yr;
+            bool st = can_stream(stream, yr, n);
+            float *yf = st ? tmp : (float *)yr;
             float inv = 1.0f / sqrtf(sum_sq_f32(xf, n) / (float)n + eps);
             if (w) {
                 const float *wf = w;
@@ -123,6 +168,9 @@ static void rms_norm_rows(int dt, const void *x, const void *w, void *y, size_t 
                 for (size_t j = 0; j < n; j++)
                     yf[j] = xf[j] * inv;
             }
+            if (st)
+                put_row((float *)yr, tmp, n);
+            streamed |= st;
             continue;
         }
         if (dt == MC_SIMD_FLOAT64) {
@@ -148,18 +196,22 @@ static void rms_norm_rows(int dt, const void *x, const void *w, void *y, size_t 
             stw(dt, yr, j, v);
         }
     }
+    stream_done(streamed);
 }
 
 static void layer_norm_rows(int dt, const void *x, const void *w, const void *b, void *y, size_t rows, size_t n,
-                            float eps)
+                            float eps, bool stream)
 {
+    float tmp[STREAM_MAX];
+    bool streamed = false;
     size_t isz = dt == MC_SIMD_FLOAT64 ? 8 : dt == MC_SIMD_FLOAT32 ? 4 : 2;
     for (size_t r = 0; r < rows; r++) {
         const char *xr = (const char *)x + r * n * isz;
         char *yr = (char *)y + r * n * isz;
         if (dt == MC_SIMD_FLOAT32) {
             const float *xf = (const float *)xr;
-            float *yf = (float *)yr;
+            bool st = can_stream(stream, yr, n);
+            float *yf = st ? tmp : (float *)yr;
             float mu = sum_f32(xf, n) / (float)n;
             float inv = 1.0f / sqrtf(sum_sq_dev_f32(xf, n, mu) / (float)n + eps);
             const float *wf = w, *bf = b;
@@ -175,6 +227,9 @@ static void layer_norm_rows(int dt, const void *x, const void *w, const void *b,
             else
                 for (size_t j = 0; j < n; j++)
                     yf[j] = (xf[j] - mu) * inv;
+            if (st)
+                put_row((float *)yr, tmp, n);
+            streamed |= st;
             continue;
         }
         if (dt == MC_SIMD_FLOAT64) {
@@ -208,6 +263,7 @@ static void layer_norm_rows(int dt, const void *x, const void *w, const void *b,
             stw(dt, yr, j, v);
         }
     }
+    stream_done(streamed);
 }
 
 /* One rotation of the pair (a, b) by (c, s), rounded as MLX's ops round. */

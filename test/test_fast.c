@@ -228,24 +228,40 @@ static void test_tiled_attention_equals_the_unfused_composition(void **state)
     }
 }
 
-/* Norms over long rows (the vector paths and their tails) against the
- * same composition of ops. */
+/* Norms over long rows (the vector paths and their tails) and over an
+ * output of 8.6 MiB (written with non-temporal stores) against the same
+ * composition of ops. */
 static void test_norms_of_long_rows_equal_their_composition(void **state)
 {
     (void)state;
     mlx_stream s = tu_stream();
-    int shape[2] = {37, 4099}, wshape[1] = {4099};
-    mlx_array x = normal(shape, 2, MLX_FLOAT32, 3), w = normal(wshape, 1, MLX_FLOAT32, 4);
-    mlx_array r = mlx_array_new(), sq = mlx_array_new(), ms = mlx_array_new(), e = mlx_array_new_float(1e-5f);
-    assert_int_equal(mlx_fast_rms_norm(&r, x, w, 1e-5f, s), 0);
-    assert_int_equal(mlx_square(&sq, x, s), 0);
-    assert_int_equal(mlx_mean_axis(&ms, sq, -1, true, s), 0);
-    assert_int_equal(mlx_add(&ms, ms, e, s), 0);
-    assert_int_equal(mlx_rsqrt(&ms, ms, s), 0);
-    assert_int_equal(mlx_multiply(&ms, x, ms, s), 0);
-    assert_int_equal(mlx_multiply(&ms, ms, w, s), 0);
-    compare_close(r, ms, 1e-4);
-    tu_free_n((mlx_array[]){x, w, r, sq, ms, e}, 6);
+    static const int shapes[2][2] = {{37, 4099}, {1100, 2048}};
+    for (int k = 0; k < 2; k++) {
+        int wshape[1] = {shapes[k][1]};
+        mlx_array x = normal(shapes[k], 2, MLX_FLOAT32, 3), w = normal(wshape, 1, MLX_FLOAT32, 4);
+        mlx_array r = mlx_array_new(), sq = mlx_array_new(), ms = mlx_array_new(), e = mlx_array_new_float(1e-5f);
+        assert_int_equal(mlx_fast_rms_norm(&r, x, w, 1e-5f, s), 0);
+        assert_int_equal(mlx_square(&sq, x, s), 0);
+        assert_int_equal(mlx_mean_axis(&ms, sq, -1, true, s), 0);
+        assert_int_equal(mlx_add(&ms, ms, e, s), 0);
+        assert_int_equal(mlx_rsqrt(&ms, ms, s), 0);
+        assert_int_equal(mlx_multiply(&ms, x, ms, s), 0);
+        assert_int_equal(mlx_multiply(&ms, ms, w, s), 0);
+        compare_close(r, ms, 1e-4);
+        /* layer_norm: (x - mean) * rsqrt(var + eps) * w + w */
+        mlx_array l = mlx_array_new(), mu = mlx_array_new(), v = mlx_array_new(), c = mlx_array_new();
+        assert_int_equal(mlx_fast_layer_norm(&l, x, w, w, 1e-5f, s), 0);
+        assert_int_equal(mlx_mean_axis(&mu, x, -1, true, s), 0);
+        assert_int_equal(mlx_subtract(&c, x, mu, s), 0);
+        assert_int_equal(mlx_var_axis(&v, x, -1, true, 0, s), 0);
+        assert_int_equal(mlx_add(&v, v, e, s), 0);
+        assert_int_equal(mlx_rsqrt(&v, v, s), 0);
+        assert_int_equal(mlx_multiply(&c, c, v, s), 0);
+        assert_int_equal(mlx_multiply(&c, c, w, s), 0);
+        assert_int_equal(mlx_add(&c, c, w, s), 0);
+        compare_close(l, c, 1e-4);
+        tu_free_n((mlx_array[]){x, w, r, sq, ms, e, l, mu, v, c}, 10);
+    }
 }
 
 static void test_bad_arguments_report_mlx_messages(void **state)

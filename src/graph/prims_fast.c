@@ -26,6 +26,9 @@
 #include "simd/simd.h"
 
 enum { NORM_GRAIN = 1 << 14 };
+/* Outputs from this size on are written with non-temporal stores: about
+ * the last-level cache of a small machine. */
+#define STREAM_BYTES ((size_t)8 << 20)
 
 /* x as row-contiguous data: x itself or a copy (a new reference either way). */
 static mc_array *rows_of(mc_array *x, const char *fn)
@@ -73,6 +76,7 @@ typedef struct norm_job {
     char *y;
     size_t n, isz;
     float eps;
+    bool stream; /* the output outgrows the caches: write it past them */
 } norm_job;
 
 static void norm_range(void *ctx, size_t b, size_t e)
@@ -81,9 +85,9 @@ static void norm_range(void *ctx, size_t b, size_t e)
     const char *x = j->x + b * j->n * j->isz;
     char *y = j->y + b * j->n * j->isz;
     if (j->layer)
-        j->fk->layer_norm(j->dt, x, j->w, j->b, y, e - b, j->n, j->eps);
+        j->fk->layer_norm(j->dt, x, j->w, j->b, y, e - b, j->n, j->eps, j->stream);
     else
-        j->fk->rms_norm(j->dt, x, j->w, y, e - b, j->n, j->eps);
+        j->fk->rms_norm(j->dt, x, j->w, y, e - b, j->n, j->eps, j->stream);
 }
 
 static int norm_eval(mc_array *out, mc_array *const *in, int nin, float eps, const char *fn)
@@ -108,6 +112,7 @@ static int norm_eval(mc_array *out, mc_array *const *in, int nin, float eps, con
     if (mc_out_alloc(out, cands, held[0] == in[0] ? 1 : 0, fn))
         goto done;
     j.y = out->data;
+    j.stream = out->size * j.isz >= STREAM_BYTES && j.y != j.x;
     if (out->size && j.n) {
         size_t grain = NORM_GRAIN / j.n;
         mc_parallel_for(out->size / j.n, grain ? grain : 1, norm_range, &j);
