@@ -269,7 +269,7 @@ static void test_bad_arguments_report_mlx_messages(void **state)
     (void)state;
     mlx_stream s = tu_stream();
     mlx_array r = mlx_array_new(), none = {0};
-    float v[24] = {0};
+    float v[64] = {0};
     int s0[1] = {1}, s3[3] = {2, 3, 4}, s4[4] = {1, 2, 3, 4}, s4b[4] = {1, 3, 3, 4}, sw[1] = {5};
     mlx_array scalar = tu_f32(v, s0, 0), x3 = tu_f32(v, s3, 3), q = tu_f32(v, s4, 4), kb = tu_f32(v, s4b, 4);
     mlx_array w5 = tu_f32(v, sw, 1);
