@@ -553,6 +553,37 @@ static int f_fftshift(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     const int axes[2] = {0, 1};
     return mlx_fft_fftshift(o, x[0], axes, 2, s);
+/* fast.h (src/graph/prims_fast.c's rules) */
+static int f_rms_norm(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_fast_rms_norm(o, x[0], x[1], 1e-5f, s); }
+static int f_layer_norm(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_fast_layer_norm(o, x[0], x[1], x[2], 1e-5f, s);
+}
+static int f_layer_norm_plain(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_fast_layer_norm(o, x[0], (mlx_array){0}, (mlx_array){0}, 1e-5f, s);
+}
+static int f_rope(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_fast_rope(o, x[0], 4, false, (mlx_optional_float){10000.0f, true}, 1.0f, 3, (mlx_array){0}, s);
+}
+static int f_rope_traditional_partial(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_fast_rope(o, x[0], 2, true, (mlx_optional_float){100.0f, true}, 0.5f, 1, (mlx_array){0}, s);
+}
+static int f_sdpa_gqa(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_fast_scaled_dot_product_attention(o, x[0], x[1], x[2], 0.8f, "", (mlx_array){0}, (mlx_array){0}, s);
+}
+static int f_sdpa_causal(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_fast_scaled_dot_product_attention(o, x[0], x[1], x[2], 0.5f, "causal", (mlx_array){0}, (mlx_array){0},
+                                                 s);
+}
+/* self-attention of x[0] with an additive mask x[1] and sinks x[2] */
+static int f_sdpa_mask_sinks(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_fast_scaled_dot_product_attention(o, x[0], x[0], x[0], 0.7f, "array", x[1], x[2], s);
 }
 
 /* ---- the table ---- */
@@ -713,6 +744,15 @@ static const grad_case cases[] = {
     {"irfft_odd", f_irfft_odd, 1, {2}, {{2, 3}}, -1, 1, 0.5},
     {"irfft_of_rfft", f_irfft_of_rfft, 1, {2}, {{2, 6}}, -1, 1, 0.5},
     {"fftshift", f_fftshift, 1, {2}, {{3, 4}}, -1, 1, 0},
+    /* fast.h */
+    {"fast_rms_norm", f_rms_norm, 2, {2, 1}, {{3, 4}, {4}}, -1, 1, 0},
+    {"fast_layer_norm", f_layer_norm, 3, {2, 1, 1}, {{3, 4}, {4}, {4}}, -1, 1, 0},
+    {"fast_layer_norm_plain", f_layer_norm_plain, 1, {3}, {{2, 2, 5}}, -1, 1, 0},
+    {"fast_rope", f_rope, 1, {4}, {{1, 2, 3, 4}}, -1, 1, 0},
+    {"fast_rope_traditional_partial", f_rope_traditional_partial, 1, {3}, {{2, 3, 4}}, -1, 1, 0},
+    {"fast_sdpa_gqa", f_sdpa_gqa, 3, {4, 4, 4}, {{1, 2, 3, 4}, {1, 1, 5, 4}, {1, 1, 5, 3}}, -1, 1, 0},
+    {"fast_sdpa_causal", f_sdpa_causal, 3, {4, 4, 4}, {{1, 2, 4, 3}, {1, 2, 3, 3}, {1, 2, 3, 2}}, -1, 1, 0},
+    {"fast_sdpa_mask_sinks", f_sdpa_mask_sinks, 3, {4, 2, 1}, {{1, 2, 3, 4}, {3, 3}, {2}}, -1, 1, 0},
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
 

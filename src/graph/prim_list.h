@@ -73,6 +73,11 @@
     X(MC_PRIM_SVD, mc_prim_svd) /* multivariate_normal's square root of cov */                      \
     /* Fourier transforms (prims_fft.c, KissFFT calls in fft_plan.c) */                             \
     X(MC_PRIM_FFT, mc_prim_fft)                                                                    \
+    /* fast.h's fused operations (prims_fast.c, attention in fast_sdpa.c) */                       \
+    X(MC_PRIM_RMS_NORM, mc_prim_rms_norm)                                                          \
+    X(MC_PRIM_LAYER_NORM, mc_prim_layer_norm)                                                      \
+    X(MC_PRIM_ROPE, mc_prim_rope)                                                                  \
+    X(MC_PRIM_SDPA, mc_prim_sdpa)                                                                  \
     /* a function with its own derivative rules (prims_custom.c) */                               \
     X(MC_PRIM_CUSTOM, mc_prim_custom)                                                              \
     /* a fused elementwise chain built by compile (prims_fused.c) */                               \

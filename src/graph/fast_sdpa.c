@@ -1,0 +1,224 @@
+/* Attention for the ScaledDotProductAttention primitive (prims_fast.c):
+ * tiled, with an online softmax, so no Lq x Lk matrix ever exists.
+ *
+ * The work is one item per (batch, query head, block of BQ queries). An
+ * item loads its query rows (times scale) and walks the keys in blocks of
+ * BK: scores = Q K^T by BLAS, the mask (array or causal) applied to the
+ * tile, the running max / sum updated (simd/fast.h's softmax step), the
+ * accumulator rescaled and acc += P V by BLAS; at the end out = acc / sum.
+ * A sink starts a row's state as a key of score `sink` and value 0. Keys
+ * that the causal rule hides from every row of a block are skipped, unless
+ * some row of the block sees no key at all (MLX then averages every value,
+ * all scores being the lowest finite number).
+ *
+ * Items are grouped into at most 4 chunks per pool thread; each chunk has
+ * its own scratch (about 0.4 MiB for D = 128), allocated before the pool
+ * starts, so the whole call holds a few MiB beyond its inputs and output.
+ * float32 and the half types compute in float32 (K and V used in place
+ * when float32 rows are contiguous), float64 in float64. */
+#include <float.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graph/blas.h"
+#include "graph/prims_fast.h"
+#include "runtime/alloc.h"
+#include "runtime/error.h"
+#include "runtime/pool.h"
+#include "simd/fast.h"
+
+enum { BQ = 64, BK = 256 };
+
+typedef struct sdpa_job {
+    const mc_sdpa_params *p;
+    const mc_fast_kernels *fk;
+    int dt, mdt;
+    bool f64;
+    int B, Hq, R, Lq, Lk, D, Dv;
+    const char *q, *k, *v, *mask, *sinks;
+    int64_t qs[4], ks[4], vs[4], ms[4];
+    char *y;
+    size_t isz, msz, nqb, items, chunks, per_chunk; /* per_chunk: scratch elements */
+    char *scratch;
+    atomic_int failed; /* a BLAS call refused its sizes (not below INT_MAX) */
+} sdpa_job;
+
+static double lowest_of(int dt)
+{
+    switch (dt) {
+    case MLX_FLOAT16: return -65504.0;
+    case MLX_BFLOAT16: return -3.38953138925153547590e38;
+    case MLX_FLOAT64: return -DBL_MAX;
+    default: return -FLT_MAX;
+    }
+}
+
+static int gemm(const sdpa_job *j, int m, int n, int k, const void *a, int64_t lda, const void *b, int64_t ldb,
+                bool btrans, float beta, void *c)
+{
+    mc_blas_matmul_args g = {.dtype = j->f64 ? MLX_FLOAT64 : MLX_FLOAT32,
+                             .m = m,
+                             .n = n,
+                             .k = k,
+                             .alpha = 1.0f,
+                             .beta = beta,
+                             .a = {a, false, lda, NULL},
+                             .b = {b, btrans, ldb, NULL},
+                             .c = c};
+    return mc_blas_matmul(&g, "scaled_dot_product_attention");
+}
+
+/* One item in float (f64 == false) or double. The two builds differ only
+ * in their element type and kernel names. */
+#define SDPA_ITEM(NAME, T, SFX, IS64)                                                                             \
+    static void NAME(sdpa_job *j, size_t item, T *scr)                                                            \
+    {                                                                                                             \
+        int qb = (int)(item % j->nqb), h = (int)(item / j->nqb % (size_t)j->Hq);                                  \
+        int b = (int)(item / j->nqb / (size_t)j->Hq), kh = h / j->R;                                              \
+        int i0 = qb * BQ, rows = j->Lq - i0 < BQ ? j->Lq - i0 : BQ;                                               \
+        int D = j->D, Dv = j->Dv;                                                                                 \
+        T *Q = scr, *S = Q + (size_t)BQ * D, *Kt = S + (size_t)BQ * BK, *Vt = Kt + (size_t)BK * D;                \
+        T *acc = Vt + (size_t)BK * Dv, *m = acc + (size_t)BQ * Dv, *l = m + BQ, *corr = l + BQ;                   \
+        const char *qp = j->q + (j->qs[0] * b + j->qs[1] * h + j->qs[2] * i0) * (int64_t)j->isz;                  \
+        const char *kp = j->k + (j->ks[0] * b + j->ks[1] * kh) * (int64_t)j->isz;                                 \
+        const char *vp = j->v + (j->vs[0] * b + j->vs[1] * kh) * (int64_t)j->isz;                                 \
+        mc_fast_load_tile_##SFX(j->dt, qp, j->qs[2], j->qs[3], (size_t)rows, (size_t)D, Q, (size_t)D,             \
+                                (T)j->p->scale);                                                                  \
+        T m0 = -(T)INFINITY, l0 = 0;                                                                              \
+        if (j->sinks) {                                                                                           \
+            T sk;                                                                                                 \
+            mc_fast_load_tile_##SFX(j->dt, j->sinks + (int64_t)h * (int64_t)j->isz, 0, 1, 1, 1, &sk, 1, 1);       \
+            m0 = sk;                                                                                              \
+            l0 = 1;                                                                                               \
+        }                                                                                                         \
+        for (int i = 0; i < rows; i++) {                                                                          \
+            m[i] = m0;                                                                                            \
+            l[i] = l0;                                                                                            \
+        }                                                                                                         \
+        memset(acc, 0, sizeof(T) * (size_t)rows * (size_t)Dv);                                                    \
+        int64_t diag = (int64_t)j->Lk - j->Lq;                                                                    \
+        int kend = j->Lk;                                                                                         \
+        if (j->p->causal && i0 + diag >= 0 && i0 + rows + diag < j->Lk)                                           \
+            kend = (int)(i0 + rows + diag);                                                                       \
+        T lowest = (T)lowest_of(j->dt);                                                                           \
+        bool direct = !IS64 && j->dt == MLX_FLOAT32;                                                              \
+        for (int j0 = 0; j0 < kend; j0 += BK) {                                                                   \
+            int cols = kend - j0 < BK ? kend - j0 : BK;                                                           \
+            const void *kt = kp + j->ks[2] * j0 * (int64_t)j->isz, *vt = vp + j->vs[2] * j0 * (int64_t)j->isz;    \
+            int64_t ldk = j->ks[2], ldv = j->vs[2];                                                               \
+            if (!(direct && j->ks[3] == 1 && ldk >= D && ldk > 0)) {                                              \
+                mc_fast_load_tile_##SFX(j->dt, kt, j->ks[2], j->ks[3], (size_t)cols, (size_t)D, Kt, (size_t)D,    \
+                                        1);                                                                       \
+                kt = Kt;                                                                                          \
+                ldk = D;                                                                                          \
+            }                                                                                                     \
+            if (!(direct && j->vs[3] == 1 && ldv >= Dv && ldv > 0)) {                                             \
+                mc_fast_load_tile_##SFX(j->dt, vt, j->vs[2], j->vs[3], (size_t)cols, (size_t)Dv, Vt, (size_t)Dv,  \
+                                        1);                                                                       \
+                vt = Vt;                                                                                          \
+                ldv = Dv;                                                                                         \
+            }                                                                                                     \
+            if (D == 0)                                                                                           \
+                memset(S, 0, sizeof(T) * (size_t)rows * (size_t)cols);                                            \
+            else if (gemm(j, rows, cols, D, Q, D, kt, ldk, true, 0.0f, S))                                        \
+                atomic_store(&j->failed, 1);                                                                      \
+            if (j->mask)                                                                                          \
+                mc_fast_mask_tile_##SFX(                                                                          \
+                    j->mdt,                                                                                       \
+                    j->mask + (j->ms[0] * b + j->ms[1] * h + j->ms[2] * i0 + j->ms[3] * j0) * (int64_t)j->msz,    \
+                    j->ms[2], j->ms[3], S, (size_t)rows, (size_t)cols, (size_t)cols, 0, 0, 0, lowest);            \
+            else if (j->p->causal)                                                                                \
+                mc_fast_mask_tile_##SFX(0, NULL, 0, 0, S, (size_t)rows, (size_t)cols, (size_t)cols, i0, j0, diag, \
+                                        lowest);                                                                  \
+            j->fk->softmax_tile_##SFX(S, (size_t)rows, (size_t)cols, (size_t)cols, m, l, corr);                   \
+            for (int i = 0; i < rows; i++)                                                                        \
+                if (corr[i] != 1)                                                                                 \
+                    for (int d = 0; d < Dv; d++)                                                                  \
+                        acc[(size_t)i * Dv + d] *= corr[i];                                                       \
+            if (Dv > 0 && gemm(j, rows, Dv, cols, S, cols, vt, ldv, false, 1.0f, acc))                            \
+                atomic_store(&j->failed, 1);                                                                      \
+        }                                                                                                         \
+        char *yp = j->y + (((int64_t)b * j->Hq + h) * j->Lq + i0) * (int64_t)Dv * (int64_t)j->isz;                \
+        mc_fast_store_rows_##SFX(j->dt, acc, (size_t)rows, (size_t)Dv, (size_t)Dv, l, yp, Dv);                    \
+    }
+SDPA_ITEM(item_f32, float, f32, false)
+SDPA_ITEM(item_f64, double, f64, true)
+
+static void chunk_range(void *ctx, size_t cb, size_t ce)
+{
+    sdpa_job *j = ctx;
+    for (size_t c = cb; c < ce; c++) {
+        size_t b = c * j->items / j->chunks, e = (c + 1) * j->items / j->chunks;
+        void *scr = j->scratch + c * j->per_chunk * (j->f64 ? sizeof(double) : sizeof(float));
+        for (size_t it = b; it < e; it++) {
+            if (j->f64)
+                item_f64(j, it, scr);
+            else
+                item_f32(j, it, scr);
+        }
+    }
+}
+
+int mc_sdpa_eval(mc_array *out, mc_array *q, mc_array *k, mc_array *v, mc_array *mask, mc_array *sinks,
+                 const mc_sdpa_params *p)
+{
+    static const char fn[] = "scaled_dot_product_attention";
+    if (mc_array_alloc_data(out, fn))
+        return 1;
+    if (out->size == 0)
+        return 0;
+    sdpa_job j;
+    memset(&j, 0, sizeof j);
+    j.p = p;
+    j.fk = mc_fast_kernels_get();
+    j.dt = q->dtype;
+    j.f64 = q->dtype == MLX_FLOAT64;
+    j.B = q->shape[0];
+    j.Hq = q->shape[1];
+    j.R = q->shape[1] / k->shape[1];
+    j.Lq = q->shape[2];
+    j.Lk = k->shape[2];
+    j.D = q->shape[3];
+    j.Dv = v->shape[3];
+    j.isz = mc_dtype_size(q->dtype);
+    j.q = q->data;
+    j.k = k->data;
+    j.v = v->data;
+    j.y = out->data;
+    memcpy(j.qs, q->strides, sizeof j.qs);
+    memcpy(j.ks, k->strides, sizeof j.ks);
+    memcpy(j.vs, v->strides, sizeof j.vs);
+    if (mask) {
+        j.mask = mask->data;
+        j.mdt = mask->dtype;
+        j.msz = mc_dtype_size(mask->dtype);
+        memcpy(j.ms, mask->strides, sizeof j.ms);
+    }
+    if (sinks) {
+        if (sinks->strides[0] != 1 && sinks->shape[0] > 1)
+            return mc_error("[%s] sinks must be contiguous.", fn);
+        j.sinks = sinks->data;
+    }
+    if (j.Lk == 0) {
+        /* an empty softmax times no values: zeros, as MLX's matmul */
+        memset(out->data, 0, out->size * j.isz);
+        return 0;
+    }
+    j.nqb = ((size_t)j.Lq + BQ - 1) / BQ;
+    j.items = (size_t)j.B * (size_t)j.Hq * j.nqb;
+    size_t threads = (size_t)mc_pool_threads();
+    j.chunks = j.items < 4 * threads ? j.items : 4 * threads;
+    j.per_chunk = (size_t)BQ * j.D + (size_t)BQ * BK + (size_t)BK * j.D + (size_t)BK * j.Dv + (size_t)BQ * j.Dv +
+                  3 * (size_t)BQ;
+    size_t esz = j.f64 ? sizeof(double) : sizeof(float);
+    j.scratch = mc_xmalloc(j.chunks * j.per_chunk * esz);
+    if (!j.scratch)
+        return mc_error_oom(fn, j.chunks * j.per_chunk * esz);
+    mc_parallel_for(j.chunks, 1, chunk_range, &j);
+    mc_xfree(j.scratch);
+    if (atomic_load(&j.failed))
+        return mc_error("[%s] Matrix dimensions exceed what the BLAS library accepts.", fn);
+    return 0;
+}
