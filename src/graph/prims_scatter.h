@@ -10,6 +10,9 @@
 typedef enum mc_scatter_reduce {
     MC_SCATTER_NONE, /* replaces it: the last update along the axis wins */
     MC_SCATTER_SUM,  /* is added to it: repeated indices accumulate */
+    MC_SCATTER_PROD, /* multiplies it (Scatter only) */
+    MC_SCATTER_MAX,  /* the larger of the two, as MLX's (y > x ? y : x) */
+    MC_SCATTER_MIN,  /* the smaller, as MLX's (y < x ? y : x) */
 } mc_scatter_reduce;
 
 /* ScatterAxis: inputs a, indices, updates, all of a's ndim; updates of a's
@@ -23,5 +26,38 @@ typedef struct mc_scatter_axis_params {
     int axis;
     int reduce; /* mc_scatter_reduce */
 } mc_scatter_axis_params;
+
+/* Gather (prims_gather.c): inputs a then nidx index arrays of one integer
+ * dtype and one shape. The output is the index shape followed by
+ * slice_sizes (a's ndim entries): for each index position, the block of
+ * slice_sizes starting at the indexed positions on axes (0 elsewhere).
+ * A start counts from the end when negative, then is clamped into
+ * [0, shape - slice size] so the block stays inside a. */
+typedef struct mc_gather_params {
+    int nidx;
+    int axes[MC_MAX_NDIM];
+    int slice_sizes[MC_MAX_NDIM];
+} mc_gather_params;
+
+/* Scatter (prims_scatter.c): inputs a, nidx index arrays of one integer
+ * dtype and one shape, then updates of a's dtype with shape index shape +
+ * a block no larger than a. Each block lands where Gather with the same
+ * indices and block sizes reads (same placement rule), in row-major order
+ * of the index positions, combined by reduce (mc_scatter_reduce). */
+typedef struct mc_scatter_params {
+    int nidx;
+    int axes[MC_MAX_NDIM];
+    int reduce;
+} mc_scatter_params;
+
+/* Where a block of `size` starts on an axis of len elements for index v
+ * (size <= len): negative v counts from the end once, then the start is
+ * clamped so the block stays inside the axis. */
+static inline int64_t mc_block_place(int64_t v, int64_t len, int64_t size)
+{
+    v = v < 0 ? v + len : v;
+    int64_t hi = len - size;
+    return v < 0 ? 0 : (v > hi ? hi : v);
+}
 
 #endif
