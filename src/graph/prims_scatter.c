@@ -274,7 +274,8 @@ static int scatter_infer(mc_meta *out, mc_array *const *in, int n, const void *p
     }
 #define SC_REDUCE(T, SET, ADD, MUL, MAX, MIN)                                   \
     switch (reduce) {                                                           \
-    case MC_SCATTER_NONE: SC_BLOCK(T, SET) break;                               \
+    case MC_SCATTER_NONE:                                                       \
+    case MC_SCATTER_SLICE_UPDATE: SC_BLOCK(T, SET) break;                       \
     case MC_SCATTER_SUM: SC_BLOCK(T, ADD) break;                                \
     case MC_SCATTER_PROD: SC_BLOCK(T, MUL) break;                               \
     case MC_SCATTER_MAX: SC_BLOCK(T, MAX) break;                                \
@@ -388,34 +389,25 @@ static int scatter_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int
     for (int k = 0; k < nargs; k++)
         if (argnums[k] != 0 && argnums[k] != last)
             return mc_error("[%s] Cannot calculate VJP with respect to indices.", fn);
-    int ind = upd->ndim - a->ndim, sizes[MC_MAX_NDIM];
-    for (int d = 0; d < a->ndim; d++)
-        sizes[d] = a->shape[d];
-    for (int j = 0; j < p->nidx; j++)
-        sizes[p->axes[j]] = 1;
-    (void)ind;
+    /* the updates' blocks are read back whole: on the indexed axes MLX
+     * reads 1 and elsewhere all of a, which is the same for the updates
+     * its scatter accepts with a gradient, and also right for smaller
+     * blocks (slice_update_dynamic's) */
+    const int *sizes = upd->shape + (upd->ndim - a->ndim);
     mc_gb s;
     mc_gb_begin(&s, fn);
     mc_array *g[2] = {NULL, NULL};
     bool extreme = p->reduce == MC_SCATTER_MAX || p->reduce == MC_SCATTER_MIN;
     for (int k = 0; k < nargs; k++) {
         if (argnums[k] == 0) {
-            if (p->reduce == MC_SCATTER_NONE)
-                g[k] = mc_gb_scatter(&s, cot, idx, p->nidx, p->axes, mc_gb_zeros_like(&s, upd), MC_SCATTER_NONE);
+            if (p->reduce == MC_SCATTER_NONE || p->reduce == MC_SCATTER_SLICE_UPDATE)
+                g[k] = mc_gb_scatter(&s, cot, idx, p->nidx, p->axes, mc_gb_zeros_like(&s, upd), p->reduce);
             else if (p->reduce == MC_SCATTER_SUM)
                 g[k] = cot;
             else
                 g[k] = mc_gb_where(&s, mc_gb_op(&s, MC_B_EQUAL, node, a), cot, mc_gb_zeros_like(&s, cot));
         } else {
-            /* Gather reads blocks of a's full extent but 1 on the indexed
-             * axes, as MLX's: the updates' blocks must span those */
             mc_array *gc = mc_gb_gather(&s, cot, idx, p->nidx, p->axes, sizes);
-            if (gc && gc->ndim == upd->ndim && memcmp(gc->shape, upd->shape, sizeof(int) * (size_t)upd->ndim)) {
-                char s1[256];
-                mc_error("[%s] VJP of updates with shape %s that do not span the array.", fn,
-                         mc_shape_str(s1, sizeof s1, upd->ndim, upd->shape));
-                s.failed = true;
-            }
             if (extreme && gc) {
                 mc_array *gr = mc_gb_gather(&s, node, idx, p->nidx, p->axes, sizes);
                 mc_array *eq = mc_gb_astype(&s, mc_gb_op(&s, MC_B_EQUAL, gr, upd), cot->dtype);
@@ -431,11 +423,31 @@ static int scatter_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int
     return failed ? 1 : 0;
 }
 
+/* MLX's Scatter has no jvp; its DynamicSliceUpdate has one, linear in the
+ * source and the update together: the same update of their tangents. */
 static mc_array *scatter_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
 {
-    (void)node, (void)tans, (void)argnums, (void)nargs;
-    mc_error("[%s] JVP not yet implemented for scatter (as in MLX).", fn);
-    return NULL;
+    const mc_scatter_params *p = node->params;
+    if (p->reduce != MC_SCATTER_SLICE_UPDATE) {
+        mc_error("[%s] JVP not yet implemented for scatter (as in MLX).", fn);
+        return NULL;
+    }
+    int last = 1 + p->nidx;
+    mc_array *t[2] = {NULL, NULL};
+    for (int k = 0; k < nargs; k++) {
+        if (argnums[k] != 0 && argnums[k] != last) {
+            mc_error("[%s] Cannot calculate JVP with respect to start indices.", fn);
+            return NULL;
+        }
+        t[argnums[k] == 0 ? 0 : 1] = tans[k];
+    }
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    if (!t[0])
+        t[0] = mc_gb_zeros_like(&s, node->inputs[0]);
+    if (!t[1])
+        t[1] = mc_gb_zeros_like(&s, node->inputs[last]);
+    return mc_gb_finish_ref(&s, mc_gb_scatter(&s, t[0], node->inputs + 1, p->nidx, p->axes, t[1], p->reduce));
 }
 
 const mc_prim_info mc_prim_scatter = {

@@ -13,6 +13,9 @@ typedef enum mc_scatter_reduce {
     MC_SCATTER_PROD, /* multiplies it (Scatter only) */
     MC_SCATTER_MAX,  /* the larger of the two, as MLX's (y > x ? y : x) */
     MC_SCATTER_MIN,  /* the smaller, as MLX's (y < x ? y : x) */
+    /* replaces, as none: slice_update_dynamic's node, which has a jvp
+     * (MLX's DynamicSliceUpdate) where Scatter has none */
+    MC_SCATTER_SLICE_UPDATE,
 } mc_scatter_reduce;
 
 /* ScatterAxis: inputs a, indices, updates, all of a's ndim; updates of a's

@@ -402,7 +402,7 @@ int mlx_slice_update_dynamic(mlx_array *res, const mlx_array src, const mlx_arra
             up[ax[i]] = 1;
     mc_array *upd = mc_gb_broadcast(&g, mc_gb_astype(&g, u, x->dtype), x->ndim, up);
     return mc_op_store(
-        res, mc_gb_finish_ref(&g, mc_gb_scatter(&g, x, idx, (int)axes_num, ax, upd, MC_SCATTER_NONE)), fn);
+        res, mc_gb_finish_ref(&g, mc_gb_scatter(&g, x, idx, (int)axes_num, ax, upd, MC_SCATTER_SLICE_UPDATE)), fn);
 }
 
 /* ---- masked_scatter ---- */
