@@ -381,6 +381,21 @@ def build(figs, info, meta):
       "the memset row is the floor for writing the same bytes.")
     w("")
 
+    w("## Indexing (embedding lookup and its gradient)")
+    w("")
+    w(HEAD)
+    w(r.row("gather 4096 rows of (32000, 1024) float32",
+            ("mlx", "gather_rows_4096_of_32000x1024", 2),
+            ("numpy", "gather_rows_4096_of_32000x1024", 1), "numpy `np.take(t, idx, axis=0)`", None))
+    w(r.row("scatter_add 4096 rows into zeros (32000, 1024)",
+            ("mlx", "scatter_add_rows_4096_into_32000x1024", 2),
+            ("numpy", "scatter_add_rows_4096_into_32000x1024", 1), "numpy `np.zeros` + `np.add.at`", None))
+    w("")
+    w("The gather copies each row block with memcpy; the scatter_add fills "
+      "the 128 MiB of zeros and adds each row, as the embedding's gradient "
+      "(Gather's vjp) does. Both run on one thread.")
+    w("")
+
     w("## compile")
     w("")
     w("A compiled 10-op elementwise function (add, multiply, subtract, "

@@ -37,7 +37,7 @@ if [ ! -f "$build/build.ninja" ]; then
 else
     meson configure "$build" -Dbuildtype=release -Dbench=true >/dev/null
 fi
-ninja -C "$build" -j2 bench/bench_ops bench/bench_compile bench/bench_random bench/bench_grad
+ninja -C "$build" -j2 bench/bench_ops bench/bench_compile bench/bench_random bench/bench_grad bench/bench_index
 
 results=$build/bench-results
 rm -rf "$results"
@@ -96,6 +96,8 @@ for r in $(seq 1 "$rounds"); do
     "${noblas[@]}" "$build/bench/bench_compile" > "$results/compile-$r.txt"
     "${noblas[@]}" "$py" "$root/bench/numpy_ref.py" random > "$results/numpy-random-$r.txt"
     "${noblas[@]}" "$build/bench/bench_random" > "$results/random-$r.txt"
+    "${noblas[@]}" "$py" "$root/bench/numpy_ref.py" index > "$results/numpy-index-$r.txt"
+    "${noblas[@]}" "$build/bench/bench_index" > "$results/index-$r.txt"
     # The training step: each framework, then ours, back to back. An
     # interpreter that is missing altogether counts as the framework missing.
     for fw in jax mlx torch; do

@@ -9,9 +9,9 @@
  *   - MLX's error messages for bad shapes, axes and dtypes;
  *   - a fuzz run of random, mostly out-of-range indices (run it under ASan:
  *     nothing is read or written outside a buffer). */
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <setjmp.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,8 +35,8 @@ static int run_case(mlx_array *out, const gs_case *c)
     mlx_array idx[2] = {mlx_array_new(), mlx_array_new()};
     for (int j = 0; j < c->nidx; j++)
         idx[j] = from_pool(c->idx_dtype, c->i_off[j], c->i_ndim[j], c->i_shape[j]);
-    mlx_array u = c->u_ndim || c->op == GS_SCATTER ? from_pool(c->dtype, c->u_off, c->u_ndim, c->u_shape)
-                                                   : mlx_array_new();
+    mlx_array u =
+        c->u_ndim || c->op == GS_SCATTER ? from_pool(c->dtype, c->u_off, c->u_ndim, c->u_shape) : mlx_array_new();
     mlx_vector_array v = mlx_vector_array_new_data(idx, (size_t)c->nidx);
     int rc = 1;
     switch (c->op) {
@@ -245,8 +245,9 @@ static int f_prod(mlx_vector_array *out, const mlx_vector_array in, void *payloa
     const double iv[2] = {0, 0};
     mlx_array i = tu_array_of(MLX_INT32, iv, (int[]){2}, 1);
     mlx_array u = mlx_array_new();
-    int rc = mlx_reshape(&u, x, (int[]){2, 1}, 2, tu_stream()) || mlx_scatter_prod_single(&r, x, i, u, 0, tu_stream()) ||
-             mlx_sum(&sum, r, false, tu_stream()) || mlx_vector_array_set_value(out, sum);
+    int rc = mlx_reshape(&u, x, (int[]){2, 1}, 2, tu_stream()) ||
+             mlx_scatter_prod_single(&r, x, i, u, 0, tu_stream()) || mlx_sum(&sum, r, false, tu_stream()) ||
+             mlx_vector_array_set_value(out, sum);
     mlx_array_free(i);
     mlx_array_free(u);
     mlx_array_free(x);

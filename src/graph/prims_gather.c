@@ -31,12 +31,11 @@ static int gather_infer(mc_meta *out, mc_array *const *in, int n, const void *pa
     }
     int ind = i0 ? i0->ndim : 0;
     if (ind + a->ndim > MC_MAX_NDIM)
-        return mc_error("[%s] The result would have %d dimensions, more than %d.", fn, ind + a->ndim,
-                        MC_MAX_NDIM);
+        return mc_error("[%s] The result would have %d dimensions, more than %d.", fn, ind + a->ndim, MC_MAX_NDIM);
     for (int d = 0; d < a->ndim; d++)
         if (p->slice_sizes[d] < 0 || (a->size && p->slice_sizes[d] > a->shape[d]))
-            return mc_error("[%s] Slice size %d is not in [0, %d] on axis %d.", fn, p->slice_sizes[d],
-                            a->shape[d], d);
+            return mc_error("[%s] Slice size %d is not in [0, %d] on axis %d.", fn, p->slice_sizes[d], a->shape[d],
+                            d);
     out->dtype = a->dtype;
     out->ndim = ind + a->ndim;
     if (ind)
@@ -64,15 +63,15 @@ static int64_t block_offset(mc_array *const *idx, int nidx, const int *axes, con
 }
 
 /* Copies one block: rows of the walk, element by element, by size. */
-#define COPY_ROWS(T)                                                                  \
-    for (size_t r = 0; r < rows; r++, mc_walk_next(&w)) {                             \
-        const T *src = (const T *)ab + base + w.off[0];                               \
-        T *dst = (T *)ob + obase + w.off[1];                                          \
-        if (sa == 1 && so == 1)                                                       \
-            memcpy(dst, src, sizeof(T) * (size_t)len);                                \
-        else                                                                          \
-            for (int e = 0; e < len; e++)                                             \
-                dst[e * so] = src[e * sa];                                            \
+#define COPY_ROWS(T)                                      \
+    for (size_t r = 0; r < rows; r++, mc_walk_next(&w)) { \
+        const T *src = (const T *)ab + base + w.off[0];   \
+        T *dst = (T *)ob + obase + w.off[1];              \
+        if (sa == 1 && so == 1)                           \
+            memcpy(dst, src, sizeof(T) * (size_t)len);    \
+        else                                              \
+            for (int e = 0; e < len; e++)                 \
+                dst[e * so] = src[e * sa];                \
     }
 
 static int gather_eval(mc_array *out, mc_array *const *in, int n, const void *params)

@@ -88,11 +88,12 @@ static mc_array *gather_impl(mc_array *a, mc_array *const *idx, int k, const int
     int bad = 0;
     if (a->size == 0 && isize != 0 && total != 0)
         bad = mc_error("[gather] If the input is empty, either the indices must be empty or the total slice size "
-                 "must be 0.");
+                       "must be 0.");
     for (int d = 0; d < a->ndim && a->size; d++)
         if (sizes[d] < 0 || sizes[d] > a->shape[d]) {
             bad = mc_error("[gather] Slice sizes must be in [0, a.shape(i)]. Got %s for array with shape %s.",
-                     mc_shape_str(s1, sizeof s1, a->ndim, sizes), mc_shape_str(s2, sizeof s2, a->ndim, a->shape));
+                           mc_shape_str(s1, sizeof s1, a->ndim, sizes),
+                           mc_shape_str(s2, sizeof s2, a->ndim, a->shape));
             break;
         }
     if (bad) {
@@ -168,8 +169,8 @@ static int vec_items(mlx_vector_array v, mc_array **out, const char *fn)
     return (int)n;
 }
 
-int mlx_gather(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const int *axes,
-               size_t axes_num, const int *slice_sizes, size_t slice_sizes_num, const mlx_stream s)
+int mlx_gather(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const int *axes, size_t axes_num,
+               const int *slice_sizes, size_t slice_sizes_num, const mlx_stream s)
 {
     (void)s;
     static const char fn[] = "gather";
@@ -302,11 +303,11 @@ static int dyn_inputs(mc_gb *s, const mc_array *a, mc_array *start, const int *a
     if (start->size > (size_t)a->ndim)
         return mc_error("%s Invalid number of starting positions for array with dimension %d.", pre, a->ndim);
     if (start->ndim > 1)
-        return mc_error("%s array of starting indices must be zero or one dimensional but has dimension %d.",
-                        pre, start->ndim);
+        return mc_error("%s array of starting indices must be zero or one dimensional but has dimension %d.", pre,
+                        start->ndim);
     if (start->size != naxes)
-        return mc_error("%s Number of starting indices %zu does not match number of axes %zu.", pre,
-                        start->size, naxes);
+        return mc_error("%s Number of starting indices %zu does not match number of axes %zu.", pre, start->size,
+                        naxes);
     if (!mc_dtype_is_integer(start->dtype))
         return mc_error("%s Start indices must be integers, got type %s.", pre, mc_dtype_name(start->dtype));
     for (size_t i = 0; i < naxes; i++) {
