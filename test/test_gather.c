@@ -166,6 +166,40 @@ static void test_block_starts_are_clamped_inside_the_axis(void **state)
     mlx_array_free(a);
 }
 
+/* Enough index positions (of a 2-d index shape) that the gather splits
+ * them across the pool: each piece starts at its own multi-index. */
+static void test_large_gather_split_across_threads_is_exact(void **state)
+{
+    (void)state;
+    enum { N = 997, R = 60, C = 700 };
+    double *av = malloc(sizeof(double) * N);
+    int32_t *iv = malloc(sizeof(int32_t) * R * C);
+    assert_non_null(av);
+    assert_non_null(iv);
+    for (int k = 0; k < N; k++)
+        av[k] = k;
+    for (int k = 0; k < R * C; k++)
+        iv[k] = (int32_t)((k * 7919) % (3 * N)) - N;
+    mlx_array a = tu_array_of(MLX_INT32, av, (int[]){N}, 1);
+    mlx_array i = tu_i32(iv, (int[]){R, C}, 2);
+    mlx_array r = mlx_array_new();
+    const int sz = 1;
+    assert_int_equal(mlx_gather_single(&r, a, i, 0, &sz, 1, tu_stream()), 0);
+    assert_int_equal(mlx_array_eval(r), 0);
+    const int32_t *got = mlx_array_data_int32(r);
+    for (int k = 0; k < R * C; k++) {
+        int64_t v = iv[k] < 0 ? iv[k] + N : iv[k];
+        v = v < 0 ? 0 : v >= N ? N - 1 : v;
+        if (got[k] != v)
+            fail_msg("position %d: got %d, want %lld", k, got[k], (long long)v);
+    }
+    mlx_array_free(r);
+    mlx_array_free(i);
+    mlx_array_free(a);
+    free(av);
+    free(iv);
+}
+
 static void test_bad_arguments_report_mlx_messages(void **state)
 {
     (void)state;
@@ -364,6 +398,7 @@ int main(void)
         T(test_results_equal_mlx_fixtures),
         T(test_single_forms_match_the_vector_forms),
         T(test_block_starts_are_clamped_inside_the_axis),
+        T(test_large_gather_split_across_threads_is_exact),
         T(test_bad_arguments_report_mlx_messages),
         T(test_scatter_prod_gradient_is_refused_as_mlx),
         T(test_fuzz_out_of_range_indices_stay_inside_buffers),

@@ -11,6 +11,7 @@
 #include "graph/nd_walk.h"
 #include "graph/prims_scatter.h"
 #include "runtime/error.h"
+#include "runtime/pool.h"
 
 /* ---- shape rule ---- */
 
@@ -62,6 +63,16 @@ static int64_t block_offset(mc_array *const *idx, int nidx, const int *axes, con
     return off;
 }
 
+/* The number of index positions one step of axis d - 1 spans: the
+ * product of shape[d..ind). */
+static size_t positions_per_step(const int *shape, int d, int ind)
+{
+    size_t r = 1;
+    for (int k = d; k < ind; k++)
+        r *= (size_t)shape[k];
+    return r;
+}
+
 /* Copies one block: rows of the walk, element by element, by size. */
 #define COPY_ROWS(T)                                      \
     for (size_t r = 0; r < rows; r++, mc_walk_next(&w)) { \
@@ -74,27 +85,30 @@ static int64_t block_offset(mc_array *const *idx, int nidx, const int *axes, con
                 dst[e * so] = src[e * sa];                \
     }
 
-static int gather_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+typedef struct gather_job {
+    mc_array *out;
+    mc_array *const *in;
+    const mc_gather_params *p;
+    int64_t block;
+} gather_job;
+
+/* Copies the blocks of index positions [lo, hi): each its own output
+ * block, so ranges run in parallel. */
+static void gather_range(void *ctx, size_t lo, size_t hi)
 {
-    (void)n;
-    const mc_gather_params *p = params;
-    mc_array *a = in[0];
-    if (mc_array_alloc_data(out, "gather"))
-        return 1;
-    if (out->size == 0)
-        return 0;
+    const gather_job *j = ctx;
+    mc_array *a = j->in[0], *out = j->out;
+    const mc_gather_params *p = j->p;
     int ind = out->ndim - a->ndim;
-    int64_t block = 1;
-    for (int d = 0; d < a->ndim; d++)
-        block *= p->slice_sizes[d];
-    size_t npos = out->size / (size_t)block;
     size_t isz = mc_dtype_size(a->dtype);
     const char *ab = a->data;
     char *ob = out->data;
     int m[MC_MAX_NDIM] = {0};
-    for (size_t pos = 0; pos < npos; pos++) {
-        int64_t base = block_offset(in + 1, p->nidx, p->axes, m, ind, a->shape, a->strides, p->slice_sizes);
-        int64_t obase = (int64_t)pos * block;
+    for (int d = 0; d < ind; d++)
+        m[d] = (int)((lo / positions_per_step(out->shape, d + 1, ind)) % (size_t)out->shape[d]);
+    for (size_t pos = lo; pos < hi; pos++) {
+        int64_t base = block_offset(j->in + 1, p->nidx, p->axes, m, ind, a->shape, a->strides, p->slice_sizes);
+        int64_t obase = (int64_t)pos * j->block;
         mc_walk w;
         mc_walk_init(&w, a->ndim, p->slice_sizes, 2);
         for (int d = 0; d < a->ndim; d++) {
@@ -117,6 +131,24 @@ static int gather_eval(mc_array *out, mc_array *const *in, int n, const void *pa
             m[d] = 0;
         }
     }
+}
+
+static int gather_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    const mc_gather_params *p = params;
+    if (mc_array_alloc_data(out, "gather"))
+        return 1;
+    if (out->size == 0)
+        return 0;
+    int64_t block = 1;
+    for (int d = 0; d < in[0]->ndim; d++)
+        block *= p->slice_sizes[d];
+    gather_job j = {out, in, p, block};
+    size_t npos = out->size / (size_t)block;
+    /* about 64 KiB of copying per piece at least */
+    size_t grain = (size_t)(16384 / block) + 1;
+    mc_parallel_for(npos, grain, gather_range, &j);
     return 0;
 }
 
