@@ -10,6 +10,8 @@ slice_update_dynamic. Each case keeps the mlx-c call's operands (the
 updates in the shape mlx_scatter takes: index shape + block) and MLX's
 result in that call's output shape.
 
+Where numpy can express a case, the script asserts numpy gives the same.
+
 Run: /work/venv-mlx/bin/python scripts/make_scatter_fixtures.py > test/fixtures/gather_cases.h"""
 import mlx.core as mx
 import numpy as np
@@ -69,6 +71,7 @@ A63 = (np.arange(18, dtype=f32).reshape(6, 3) * 1.5) - 4
 i0 = np.array([[0, 3], [-1, 2]], np.int32)
 i1 = np.array([1, -2], np.int64)
 g = m(mx.array(A45)[mx.array(i0.astype(np.int64)), mx.array(i1)])
+assert np.array_equal(g, A45[i0, i1])  # numpy agrees
 case("gather_two_axes_broadcast", "GATHER", A45, [i0, i1], [0, 1], [1, 1], None, g.reshape(2, 2, 1, 1))
 # an embedding lookup: rows of a table
 i = np.array([5, 0, -1, 2, 5], np.int32)
@@ -96,11 +99,19 @@ for op, how in [("SCATTER", None), ("SCATTER_ADD", "add"), ("SCATTER_PROD", "mul
     else:
         r = m(getattr(x.at[mx.array(i)], how)(mx.array(u)))
     case(f"{op.lower()}_rows_repeated", op, A63, [i], [0], [], u.reshape(4, 1, 3), r)
+    ufunc = {"add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum}.get(how)
+    if ufunc is not None:  # numpy's unbuffered .at agrees
+        ref = A63.copy()
+        ufunc.at(ref, i, u)
+        assert np.array_equal(r, ref), op
 # scatter_add on two axes, broadcast indices, int64 and int32 mixed
 i0 = np.array([[0], [2], [-1]], np.int64)
 i1 = np.array([1, 4, 1], np.int32)
 u = np.arange(9, dtype=f32).reshape(3, 3) + 0.25
 r = m(mx.array(A45).at[mx.array(i0), mx.array(i1)].add(mx.array(u)))
+ref = A45.copy()
+np.add.at(ref, (i0, i1), u)
+assert np.array_equal(r, ref)
 case("scatter_add_two_axes_broadcast", "SCATTER_ADD", A45, [i0, i1], [0, 1], [], u.reshape(3, 3, 1, 1), r)
 # scatter_add along axis 1 with column blocks
 i = np.array([4, 0, 4], np.int32)

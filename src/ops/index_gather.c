@@ -7,6 +7,7 @@
  * prims_scatter.c). The dynamic slices are a Gather or Scatter with 0-d
  * indices; masked_scatter is composed (where over a take of the source at
  * the running count of the mask), so its gradients come from those. */
+#include <stdint.h>
 #include <string.h>
 
 #include "graph/elementwise.h"
@@ -436,6 +437,12 @@ int mlx_masked_scatter(mlx_array *res, const mlx_array a, const mlx_array mask, 
                         mc_shape_str(s1, sizeof s1, m->ndim, m->shape),
                         mc_shape_str(s2, sizeof s2, x->ndim, x->shape));
     }
+    /* the composition below indexes the flattened arrays with int32 */
+    int64_t vtotal = (int64_t)(v->ndim == un + 1 && v->ndim ? v->shape[0] : (int64_t)m->size);
+    vtotal *= (int64_t)(m->size ? x->size / m->size : 0);
+    if (x->size > INT32_MAX || vtotal > INT32_MAX)
+        return mc_error("[masked_scatter] Arrays of %zu elements are too large (at most %d).", x->size,
+                        INT32_MAX);
     mc_gb g;
     mc_gb_begin(&g, fn);
     /* the mask over every element of a, and the values as MLX expands
