@@ -326,6 +326,35 @@ static void scatter_block(char *ob, int64_t obase, const char *ub, int64_t ubase
     }
 }
 
+/* a is one element seen everywhere (zeros_like, full): the usual start of
+ * a gradient's scatter_add, filled here at memory speed where the strided
+ * copy would take an element at a time. */
+static bool is_broadcast_scalar(const mc_array *a)
+{
+    for (int d = 0; d < a->ndim; d++)
+        if (a->strides[d] != 0 && a->shape[d] != 1)
+            return false;
+    return true;
+}
+
+static void fill_from_one(char *dst, const char *one, size_t isz, size_t count)
+{
+    bool zero = true;
+    for (size_t b = 0; b < isz; b++)
+        zero = zero && one[b] == 0;
+    if (zero) {
+        memset(dst, 0, isz * count);
+        return;
+    }
+    memcpy(dst, one, isz);
+    /* doubling copies: log2(count) memcpys */
+    for (size_t done = 1; done < count;) {
+        size_t k = done < count - done ? done : count - done;
+        memcpy(dst + done * isz, dst, k * isz);
+        done += k;
+    }
+}
+
 static int scatter_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     const mc_scatter_params *p = params;
@@ -335,7 +364,9 @@ static int scatter_eval(mc_array *out, mc_array *const *in, int n, const void *p
     if (mc_out_alloc(out, in, 1, "scatter"))
         return 1;
     size_t isz = mc_dtype_size(out->dtype);
-    if (out->buf != a_buf && a->size)
+    if (out->buf != a_buf && a->size && is_broadcast_scalar(a))
+        fill_from_one(out->data, a->data, isz, a->size);
+    else if (out->buf != a_buf && a->size)
         mc_unary_strided(mc_kernels()->convert[a->dtype][a->dtype], isz, isz, a->data, a->strides, out->data,
                          out->strides, a->ndim, a->shape);
     if (upd->size == 0)
