@@ -1,10 +1,11 @@
 /* Owns ScatterAxis (MLX's primitive of put_along_axis and
- * scatter_add_axis): its shape rule, its evaluation and its derivatives.
- * The output starts as a copy of a (or takes over a's buffer), then each
- * update lands where take_along_axis with the same indices would read, in
- * row-major order of the indices, so with reduce none the last update
- * along the axis wins, as in MLX's CPU loop. A plain loop, element by
- * element, over strided operands. */
+ * scatter_add_axis) and Scatter (MLX's general scatter with its reductions,
+ * behind mlx_scatter*, slice_update_dynamic and Gather's vjp): their shape
+ * rules, evaluation and derivatives. The output starts as a copy of a (or
+ * takes over a's buffer), then each update lands where the matching gather
+ * reads, in row-major order of the indices, so with reduce none the last
+ * update wins, as in MLX's CPU loop. A plain loop, element by element,
+ * over strided operands. */
 #include <string.h>
 
 #include "graph/build.h"

@@ -1,5 +1,7 @@
-/* The ScatterAxis primitive's parameters (prims_scatter.c): put_along_axis
- * and scatter_add_axis, and the vjp of take and take_along_axis. */
+/* The scatter family's parameters: ScatterAxis (prims_scatter.c:
+ * put_along_axis, scatter_add_axis, the vjp of take and take_along_axis),
+ * Scatter (prims_scatter.c) and Gather (prims_gather.c), and the rule that
+ * places a block on an axis, shared by the last two. */
 #ifndef MC_GRAPH_PRIMS_SCATTER_H
 #define MC_GRAPH_PRIMS_SCATTER_H
 
