@@ -192,6 +192,22 @@ def bench_fft():
 
 
 SECTIONS["fft"] = bench_fft
+def bench_index():
+    """The embedding lookup and its gradient, as bench/bench_index.c."""
+    rows, dim, n = 32000, 1024, 4096
+    t = ((np.arange(rows * dim, dtype=np.int64) % 1000003).astype(np.float32) * np.float32(1e-6)).reshape(rows, dim)
+    u = ((np.arange(n * dim, dtype=np.int64) % 101).astype(np.float32) * np.float32(0.01)).reshape(n, dim)
+    idx = ((np.arange(n, dtype=np.int64) * 7919) % rows).astype(np.int32)
+    report("gather_rows_4096_of_32000x1024", 1, lambda: np.take(t, idx, axis=0), 3, 41)
+
+    def grad():
+        g = np.zeros((rows, dim), np.float32)
+        np.add.at(g, idx, u)
+        return g
+    report("scatter_add_rows_4096_into_32000x1024", 1, grad, 2, 11)
+
+
+SECTIONS["index"] = bench_index
 
 
 def main():

@@ -406,6 +406,19 @@ def build(figs, info, meta):
     w("Ours: KissFFT in float32, each transform on one thread, a batch's "
       "lines split across the pool (src/graph/prims_fft.c). numpy 1.24's "
       "pocketfft computes in complex128, one thread.")
+    w("## Indexing (embedding lookup and its gradient)")
+    w("")
+    w(HEAD)
+    w(r.row("gather 4096 rows of (32000, 1024) float32",
+            ("mlx", "gather_rows_4096_of_32000x1024", 2),
+            ("numpy", "gather_rows_4096_of_32000x1024", 1), "numpy `np.take(t, idx, axis=0)`", None))
+    w(r.row("scatter_add 4096 rows into zeros (32000, 1024)",
+            ("mlx", "scatter_add_rows_4096_into_32000x1024", 2),
+            ("numpy", "scatter_add_rows_4096_into_32000x1024", 1), "numpy `np.zeros` + `np.add.at`", None))
+    w("")
+    w("The gather copies each row block with memcpy; the scatter_add fills "
+      "the 128 MiB of zeros and adds each row, as the embedding's gradient "
+      "(Gather's vjp) does. Both run on one thread.")
     w("")
 
     w("## compile")

@@ -39,6 +39,7 @@ else
 fi
 ninja -C "$build" -j2 bench/bench_ops bench/bench_compile bench/bench_random bench/bench_grad bench/bench_linalg
 ninja -C "$build" -j2 bench/bench_ops bench/bench_compile bench/bench_random bench/bench_grad bench/bench_fft
+ninja -C "$build" -j2 bench/bench_ops bench/bench_compile bench/bench_random bench/bench_grad bench/bench_index
 
 results=$build/bench-results
 rm -rf "$results"
@@ -101,6 +102,8 @@ for r in $(seq 1 "$rounds"); do
     "${noblas[@]}" "$build/bench/bench_linalg" > "$results/linalg-$r.txt"
     "${noblas[@]}" "$py" "$root/bench/numpy_ref.py" fft > "$results/numpy-fft-$r.txt"
     "${noblas[@]}" "$build/bench/bench_fft" > "$results/fft-$r.txt"
+    "${noblas[@]}" "$py" "$root/bench/numpy_ref.py" index > "$results/numpy-index-$r.txt"
+    "${noblas[@]}" "$build/bench/bench_index" > "$results/index-$r.txt"
     # The training step: each framework, then ours, back to back. An
     # interpreter that is missing altogether counts as the framework missing.
     for fw in jax mlx torch; do

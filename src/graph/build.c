@@ -458,6 +458,47 @@ mc_array *mc_gb_scatter_axis(mc_gb *s, mc_array *a, mc_array *idx, mc_array *upd
     return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_SCATTER_AXIS, in, 3, &p, sizeof p));
 }
 
+mc_array *mc_gb_gather(mc_gb *s, mc_array *a, mc_array *const *idx, int nidx, const int *axes,
+                       const int *slice_sizes)
+{
+    if (s->failed || !a)
+        return NULL;
+    mc_gather_params p;
+    memset(&p, 0, sizeof p);
+    p.nidx = nidx;
+    mc_array *in[1 + MC_MAX_NDIM];
+    in[0] = a;
+    for (int j = 0; j < nidx; j++) {
+        if (!idx[j])
+            return NULL;
+        p.axes[j] = axes[j];
+        in[1 + j] = idx[j];
+    }
+    memcpy(p.slice_sizes, slice_sizes, sizeof(int) * (size_t)a->ndim);
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_GATHER, in, 1 + nidx, &p, sizeof p));
+}
+
+mc_array *mc_gb_scatter(mc_gb *s, mc_array *a, mc_array *const *idx, int nidx, const int *axes, mc_array *upd,
+                        int reduce)
+{
+    if (s->failed || !a || !upd)
+        return NULL;
+    mc_scatter_params p;
+    memset(&p, 0, sizeof p);
+    p.nidx = nidx;
+    p.reduce = reduce;
+    mc_array *in[2 + MC_MAX_NDIM];
+    in[0] = a;
+    for (int j = 0; j < nidx; j++) {
+        if (!idx[j])
+            return NULL;
+        p.axes[j] = axes[j];
+        in[1 + j] = idx[j];
+    }
+    in[1 + nidx] = upd;
+    return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_SCATTER, in, 2 + nidx, &p, sizeof p));
+}
+
 mc_array *mc_gb_softmax(mc_gb *s, mc_array *a, const int *sorted, int n, bool precise)
 {
     if (s->failed || !a)

@@ -160,5 +160,13 @@ mc_array *mc_gb_gather_axis(mc_gb *s, mc_array *a, mc_array *idx, int axis, int 
 /* A ScatterAxis node (reduce: mc_scatter_reduce) writing upd into a copy
  * of a at idx on the normalised axis; shapes as that primitive needs. */
 mc_array *mc_gb_scatter_axis(mc_gb *s, mc_array *a, mc_array *idx, mc_array *upd, int axis, int reduce);
+/* A Gather node of a at the nidx index arrays idx (one shape and integer
+ * dtype) on distinct axes, blocks of slice_sizes (a's ndim entries). */
+mc_array *mc_gb_gather(mc_gb *s, mc_array *a, mc_array *const *idx, int nidx, const int *axes,
+                       const int *slice_sizes);
+/* A Scatter node (reduce: mc_scatter_reduce) writing upd into a copy of a
+ * at idx on axes; shapes as that primitive needs. */
+mc_array *mc_gb_scatter(mc_gb *s, mc_array *a, mc_array *const *idx, int nidx, const int *axes, mc_array *upd,
+                        int reduce);
 
 #endif

@@ -50,6 +50,8 @@
     X(MC_PRIM_CONCATENATE, mc_prim_concatenate)                                                    \
     X(MC_PRIM_GATHER_AXIS, mc_prim_gather_axis)                                                    \
     X(MC_PRIM_SCATTER_AXIS, mc_prim_scatter_axis)       /* prims_scatter.c */                      \
+    X(MC_PRIM_GATHER, mc_prim_gather)                   /* prims_gather.c */                       \
+    X(MC_PRIM_SCATTER, mc_prim_scatter)                 /* prims_scatter.c */                      \
     X(MC_PRIM_SLICE_UPDATE, mc_prim_slice_update)                                                  \
     X(MC_PRIM_PAD, mc_prim_pad)                                                                    \
     X(MC_PRIM_NUMBER_OF_ELEMENTS, mc_prim_number_of_elements)                                      \

@@ -846,6 +846,151 @@ int mlx_scatter_add_axis(
     int axis,
     const mlx_stream s);
 
+/* gather reads, for every position of the indices (broadcast together and
+ * cast to their common integer type), a block of slice_sizes (one per axis
+ * of a) starting at the indexed positions on axes and at 0 elsewhere: the
+ * result has the indices' shape followed by slice_sizes. gather_single
+ * takes one index array and one axis. axes are not normalised (as MLX: a
+ * negative axis is an error). A negative index counts from the end once;
+ * a block start still outside [0, shape - slice size] is clamped into it
+ * (MLX reads outside the array), so no index reads outside a. */
+int mlx_gather(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_vector_array indices,
+    const int* axes,
+    size_t axes_num,
+    const int* slice_sizes,
+    size_t slice_sizes_num,
+    const mlx_stream s);
+int mlx_gather_single(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_array indices,
+    int axis,
+    const int* slice_sizes,
+    size_t slice_sizes_num,
+    const mlx_stream s);
+
+/* These return a copy of a with blocks of updates written at the indices
+ * (placed as gather places them, including the clamp): updates have the
+ * indices' broadcast shape followed by a block no larger than a on each
+ * axis, and are cast to a's dtype. scatter replaces (for a repeated index
+ * the last update in row-major order wins, as MLX's CPU loop), scatter_add
+ * adds every update, scatter_prod multiplies, scatter_max and scatter_min
+ * keep the larger or smaller (MLX's y > x ? y : x, so NaN handling depends
+ * on the order). The _single forms take one index array and one axis. */
+int mlx_scatter(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_vector_array indices,
+    const mlx_array updates,
+    const int* axes,
+    size_t axes_num,
+    const mlx_stream s);
+int mlx_scatter_single(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_array indices,
+    const mlx_array updates,
+    int axis,
+    const mlx_stream s);
+int mlx_scatter_add(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_vector_array indices,
+    const mlx_array updates,
+    const int* axes,
+    size_t axes_num,
+    const mlx_stream s);
+int mlx_scatter_add_single(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_array indices,
+    const mlx_array updates,
+    int axis,
+    const mlx_stream s);
+int mlx_scatter_prod(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_vector_array indices,
+    const mlx_array updates,
+    const int* axes,
+    size_t axes_num,
+    const mlx_stream s);
+int mlx_scatter_prod_single(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_array indices,
+    const mlx_array updates,
+    int axis,
+    const mlx_stream s);
+int mlx_scatter_max(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_vector_array indices,
+    const mlx_array updates,
+    const int* axes,
+    size_t axes_num,
+    const mlx_stream s);
+int mlx_scatter_max_single(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_array indices,
+    const mlx_array updates,
+    int axis,
+    const mlx_stream s);
+int mlx_scatter_min(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_vector_array indices,
+    const mlx_array updates,
+    const int* axes,
+    size_t axes_num,
+    const mlx_stream s);
+int mlx_scatter_min_single(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_array indices,
+    const mlx_array updates,
+    int axis,
+    const mlx_stream s);
+
+/* Returns a copy of a where each true element of mask (a's leading
+ * shape) takes the next element of src (or next row of a's trailing
+ * shape), in row-major order, as MLX's masked_scatter. Where src runs
+ * short, MLX raises at evaluation; here the remaining masked positions
+ * repeat src's last element (zero for an empty src). */
+int mlx_masked_scatter(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_array mask,
+    const mlx_array src,
+    const mlx_stream s);
+
+/* slice_dynamic reads a block of slice_size starting at the 0-d or 1-d
+ * integer array start on axes (0 on the other axes); slice_update_dynamic
+ * returns a copy of src with update (cast, broadcast as MLX does) written
+ * at start. A negative start counts from the end once, and a start is
+ * clamped so the block stays inside the array (MLX does not check). */
+int mlx_slice_dynamic(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_array start,
+    const int* axes,
+    size_t axes_num,
+    const int* slice_size,
+    size_t slice_size_num,
+    const mlx_stream s);
+int mlx_slice_update_dynamic(
+    mlx_array* res,
+    const mlx_array src,
+    const mlx_array update,
+    const mlx_array start,
+    const int* axes,
+    size_t axes_num,
+    const mlx_stream s);
+
 /* Pads the listed axes with low_pad_size[i] and high_pad_size[i] elements.
  * mode is "constant" (pad_value, cast to a's dtype), "edge", "reflect" or
  * "symmetric". */
