@@ -1103,6 +1103,16 @@ int mlx_tensordot_axis(
     int axis,
     const mlx_stream s);
 
+/* einsum contracts the operands as the subscripts say (MLX's rules: letters,
+ * at most one "..." per term, implicit output when "->" is absent), in the
+ * greedy order MLX chooses; contractions of two operands run as one matmul,
+ * so those need floating operands, as in MLX. At most 52 operands. */
+int mlx_einsum(
+    mlx_array* res,
+    const char* subscripts,
+    const mlx_vector_array operands,
+    const mlx_stream s);
+
 /* Computes the Kronecker product of a and b. */
 int mlx_kron(
     mlx_array* res,

@@ -1,0 +1,191 @@
+/* The rest of ops.h (src/ops/einsum.c): einsum against numpy.einsum on the
+ * subscripts of test/fixtures/einsum_cases.h (made by
+ * scripts/make_opsmisc_fixtures.py and checked against MLX there), MLX's
+ * error messages, gradients through einsum, and bad handles. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "fixtures/einsum_cases.h"
+#include "test_util.h"
+
+/* Operand k of a case, as the fixture script builds it. */
+static mlx_array operand(int k, int ndim, const int *shape, mlx_dtype d)
+{
+    size_t n = 1;
+    for (int i = 0; i < ndim; i++)
+        n *= (size_t)shape[i];
+    double v[256];
+    assert_true(n <= 256);
+    for (size_t i = 0; i < n; i++)
+        v[i] = (double)((long)(7 * i + 3 * (size_t)k) % 11 - 5) / 4.0;
+    return tu_array_of(d, v, shape, ndim);
+}
+
+/* Reads a case's dims into operands; returns the index after them. */
+static int operands_of(const int *dims, mlx_vector_array ops, mlx_dtype d)
+{
+    int at = 1;
+    for (int k = 0; k < dims[0]; k++) {
+        int nd = dims[at];
+        mlx_array a = operand(k, nd, dims + at + 1, d);
+        mlx_vector_array_append_value(ops, a);
+        mlx_array_free(a);
+        at += 1 + nd;
+    }
+    return at;
+}
+
+static void check_case(size_t c, mlx_dtype d, double tol)
+{
+    mlx_vector_array ops = mlx_vector_array_new();
+    int at = operands_of(einsum_cases[c].dims, ops, d);
+    mlx_array r = mlx_array_new();
+    if (mlx_einsum(&r, einsum_cases[c].subs, ops, tu_stream()))
+        fail_msg("einsum \"%s\" failed: %s", einsum_cases[c].subs, tu_last_error());
+    int nd = einsum_cases[c].dims[at];
+    const int *shape = einsum_cases[c].dims + at + 1;
+    if (!tu_shape_is(r, nd, shape))
+        fail_msg("einsum \"%s\": wrong shape", einsum_cases[c].subs);
+    assert_int_equal(mlx_array_dtype(r), d);
+    size_t n = mlx_array_size(r);
+    for (size_t i = 0; i < n; i++) {
+        double e = einsum_out[einsum_cases[c].at + (int)i], g = tu_get(r, i);
+        if (fabs(g - e) > tol * (1 + fabs(e)))
+            fail_msg("einsum \"%s\" [%zu]: %g, numpy %g", einsum_cases[c].subs, i, g, e);
+    }
+    mlx_array_free(r);
+    mlx_vector_array_free(ops);
+}
+
+static void test_every_case_equals_numpy_in_float32_and_float64(void **state)
+{
+    (void)state;
+    for (size_t c = 0; c < sizeof einsum_cases / sizeof *einsum_cases; c++) {
+        check_case(c, MLX_FLOAT32, 1e-5);
+        check_case(c, MLX_FLOAT64, 1e-12);
+    }
+}
+
+static void test_bad_subscripts_report_mlx_messages(void **state)
+{
+    (void)state;
+    for (size_t c = 0; c < sizeof einsum_errors / sizeof *einsum_errors; c++) {
+        mlx_vector_array ops = mlx_vector_array_new();
+        operands_of(einsum_errors[c].dims, ops, MLX_FLOAT32);
+        mlx_array r = mlx_array_new();
+        assert_int_equal(mlx_einsum(&r, einsum_errors[c].subs, ops, tu_stream()), 1);
+        if (strcmp(tu_last_error(), einsum_errors[c].msg) != 0)
+            fail_msg("einsum \"%s\": \"%s\", MLX \"%s\"", einsum_errors[c].subs, tu_last_error(),
+                     einsum_errors[c].msg);
+        tu_expect_error("[einsum]");
+        assert_null(r.ctx);
+        mlx_vector_array_free(ops);
+    }
+}
+
+static void test_integer_products_fail_in_matmul_as_in_mlx(void **state)
+{
+    (void)state;
+    int sh[2] = {2, 2};
+    mlx_vector_array ops = mlx_vector_array_new();
+    mlx_array a = operand(0, 2, sh, MLX_INT32);
+    mlx_vector_array_append_value(ops, a);
+    mlx_vector_array_append_value(ops, a);
+    mlx_array r = mlx_array_new();
+    assert_int_equal(mlx_einsum(&r, "ij,jk", ops, tu_stream()), 1);
+    tu_expect_error("[matmul] Only inexact types are supported");
+    /* Without a contraction the product stays integer, as in MLX. */
+    assert_int_equal(mlx_einsum(&r, "ij,ij->ij", ops, tu_stream()), 0);
+    assert_int_equal(mlx_array_dtype(r), MLX_INT32);
+    /* Traces of integers are sums: no matmul. */
+    mlx_vector_array one = mlx_vector_array_new_value(a);
+    assert_int_equal(mlx_einsum(&r, "ii", one, tu_stream()), 0);
+    assert_int_equal(mlx_array_dtype(r), MLX_INT32);
+    TU_FREE(a, r);
+    mlx_vector_array_free(ops);
+    mlx_vector_array_free(one);
+}
+
+static void test_output_letter_missing_from_inputs_is_an_einsum_error(void **state)
+{
+    (void)state;
+    int sh[2] = {2, 3};
+    mlx_array a = operand(0, 2, sh, MLX_FLOAT32);
+    mlx_vector_array ops = mlx_vector_array_new_value(a);
+    mlx_array r = mlx_array_new();
+    assert_int_equal(mlx_einsum(&r, "ij->ijk", ops, tu_stream()), 1);
+    tu_expect_error("[einsum] Output subscript 'k' does not appear in any input.");
+    assert_int_equal(mlx_einsum(&r, NULL, ops, tu_stream()), 1);
+    tu_expect_error("[einsum]");
+    mlx_vector_array empty = mlx_vector_array_new();
+    assert_int_equal(mlx_einsum(&r, "i", empty, tu_stream()), 1);
+    tu_expect_error("[einsum] At least one operand is required.");
+    assert_int_equal(mlx_einsum(NULL, "ij", ops, tu_stream()), 1);
+    tu_expect_error("[einsum]");
+    TU_FREE(a, r);
+    mlx_vector_array_free(ops);
+    mlx_vector_array_free(empty);
+}
+
+/* d/dA sum(A @ B) = ones @ B^T; through einsum "ij,jk->" . */
+static int einsum_sum(mlx_vector_array *out, const mlx_vector_array in)
+{
+    mlx_array r = mlx_array_new();
+    int rc = mlx_einsum(&r, "ij,jk,kl->", in, tu_stream());
+    rc = rc || mlx_vector_array_set_value(out, r);
+    mlx_array_free(r);
+    return rc;
+}
+
+static void test_gradient_of_a_chain_equals_the_closed_form(void **state)
+{
+    (void)state;
+    int sa[2] = {2, 3}, sb[2] = {3, 4}, sc[2] = {4, 2};
+    mlx_array a = operand(0, 2, sa, MLX_FLOAT64), b = operand(1, 2, sb, MLX_FLOAT64),
+              c = operand(2, 2, sc, MLX_FLOAT64);
+    mlx_vector_array in = mlx_vector_array_new();
+    mlx_vector_array_append_value(in, a);
+    mlx_vector_array_append_value(in, b);
+    mlx_vector_array_append_value(in, c);
+    mlx_closure f = mlx_closure_new_func(einsum_sum);
+    mlx_closure_value_and_grad vg = mlx_closure_value_and_grad_new();
+    int argnums[1] = {0};
+    assert_int_equal(mlx_value_and_grad(&vg, f, argnums, 1), 0);
+    mlx_vector_array val = mlx_vector_array_new(), grad = mlx_vector_array_new();
+    assert_int_equal(mlx_closure_value_and_grad_apply(&val, &grad, vg, in), 0);
+    mlx_array g = mlx_array_new(), bc = mlx_array_new(), exp = mlx_array_new();
+    mlx_vector_array_get(&g, grad, 0);
+    /* d/dA_ij = sum_l (B C)_jl */
+    assert_int_equal(mlx_matmul(&bc, b, c, tu_stream()), 0);
+    assert_int_equal(mlx_sum_axis(&exp, bc, 1, false, tu_stream()), 0);
+    assert_true(tu_shape_is(g, 2, sa));
+    for (size_t i = 0; i < 6; i++)
+        assert_true(fabs(tu_get(g, i) - tu_get(exp, i % 3)) < 1e-12);
+    TU_FREE(a, b, c, g, bc, exp);
+    mlx_vector_array_free(in);
+    mlx_vector_array_free(val);
+    mlx_vector_array_free(grad);
+    mlx_closure_free(f);
+    mlx_closure_value_and_grad_free(vg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_teardown(f, tu_test_teardown)
+        T(test_every_case_equals_numpy_in_float32_and_float64),
+        T(test_bad_subscripts_report_mlx_messages),
+        T(test_integer_products_fail_in_matmul_as_in_mlx),
+        T(test_output_letter_missing_from_inputs_is_an_einsum_error),
+        T(test_gradient_of_a_chain_equals_the_closed_form),
+#undef T
+    };
+    return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
+}
