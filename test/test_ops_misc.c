@@ -1,4 +1,5 @@
-/* The rest of ops.h (src/ops/einsum.c): einsum against numpy.einsum on the
+/* The rest of ops.h (src/ops/einsum.c, windows.c): the windows against
+ * MLX's float32 bits (test/fixtures/window_cases.h), pad_symmetric, einsum against numpy.einsum on the
  * subscripts of test/fixtures/einsum_cases.h (made by
  * scripts/make_opsmisc_fixtures.py and checked against MLX there), MLX's
  * error messages, gradients through einsum, and bad handles. */
@@ -13,6 +14,7 @@
 #include <cmocka.h>
 
 #include "fixtures/einsum_cases.h"
+#include "fixtures/window_cases.h"
 #include "test_util.h"
 
 /* Operand k of a case, as the fixture script builds it. */
@@ -176,6 +178,83 @@ static void test_gradient_of_a_chain_equals_the_closed_form(void **state)
     mlx_closure_value_and_grad_free(vg);
 }
 
+typedef int (*window_fn)(mlx_array *, int, mlx_stream);
+
+/* Our sin and cos may differ from MLX's by an ulp or two, which the
+ * window's arithmetic then carries: bound the difference in ulps of the
+ * window's largest value (1). */
+static void test_windows_equal_mlx_float32(void **state)
+{
+    (void)state;
+    window_fn f[4] = {mlx_bartlett, mlx_blackman, mlx_hamming, mlx_hanning};
+    const char *names[4] = {"bartlett", "blackman", "hamming", "hanning"};
+    size_t at = 0, nm = sizeof window_m / sizeof *window_m;
+    for (int w = 0; w < 4; w++)
+        for (size_t k = 0; k < nm; k++) {
+            mlx_array r = mlx_array_new();
+            assert_int_equal(f[w](&r, window_m[k], tu_stream()), 0);
+            assert_int_equal(mlx_array_dtype(r), MLX_FLOAT32);
+            assert_int_equal(mlx_array_size(r), window_m[k]);
+            for (int i = 0; i < window_m[k]; i++) {
+                float e = tu_bits_to_f32(window_bits[at + (size_t)i]), g = (float)tu_get(r, (size_t)i);
+                /* bartlett has no transcendental step: bit for bit */
+                float tol = w == 0 ? 0.0f : 4 * 0x1p-24f;
+                if (fabsf(g - e) > tol)
+                    fail_msg("%s(%d)[%d]: %.9g, MLX %.9g", names[w], window_m[k], i, g, e);
+            }
+            at += (size_t)window_m[k];
+            mlx_array_free(r);
+        }
+}
+
+static void test_windows_of_fewer_than_two_points_are_empty_or_one(void **state)
+{
+    (void)state;
+    window_fn f[4] = {mlx_bartlett, mlx_blackman, mlx_hamming, mlx_hanning};
+    for (int w = 0; w < 4; w++) {
+        mlx_array r = mlx_array_new();
+        int zero[1] = {0}, one[1] = {1};
+        assert_int_equal(f[w](&r, -3, tu_stream()), 0);
+        assert_true(tu_shape_is(r, 1, zero));
+        assert_int_equal(mlx_array_dtype(r), MLX_FLOAT32);
+        assert_int_equal(f[w](&r, 0, tu_stream()), 0);
+        assert_true(tu_shape_is(r, 1, zero));
+        assert_int_equal(f[w](&r, 1, tu_stream()), 0);
+        assert_true(tu_shape_is(r, 1, one));
+        assert_true(tu_get(r, 0) == 1.0);
+        assert_int_equal(f[w](NULL, 5, tu_stream()), 1);
+        tu_reset_errors();
+        mlx_array_free(r);
+    }
+}
+
+/* numpy.pad(arange(6).reshape(2, 3), 2, mode) for each mode. */
+static void test_pad_symmetric_pads_every_axis_as_numpy(void **state)
+{
+    (void)state;
+    static const double symmetric[] = {4, 3, 3, 4, 5, 5, 4, 1, 0, 0, 1, 2, 2, 1, 1, 0, 0, 1, 2, 2, 1,
+                                       4, 3, 3, 4, 5, 5, 4, 4, 3, 3, 4, 5, 5, 4, 1, 0, 0, 1, 2, 2, 1};
+    static const double edge[] = {0, 0, 0, 1, 2, 2, 2, 0, 0, 0, 1, 2, 2, 2, 0, 0, 0, 1, 2, 2, 2,
+                                  3, 3, 3, 4, 5, 5, 5, 3, 3, 3, 4, 5, 5, 5, 3, 3, 3, 4, 5, 5, 5};
+    double v[6] = {0, 1, 2, 3, 4, 5};
+    int sh[2] = {2, 3}, out[2] = {6, 7};
+    mlx_array a = tu_array_of(MLX_FLOAT32, v, sh, 2), z = mlx_array_new_float32(7), r = mlx_array_new();
+    assert_int_equal(mlx_pad_symmetric(&r, a, 2, z, "symmetric", tu_stream()), 0);
+    assert_true(tu_shape_is(r, 2, out));
+    for (size_t i = 0; i < 42; i++)
+        assert_true(tu_get(r, i) == symmetric[i]);
+    assert_int_equal(mlx_pad_symmetric(&r, a, 2, z, "edge", tu_stream()), 0);
+    for (size_t i = 0; i < 42; i++)
+        assert_true(tu_get(r, i) == edge[i]);
+    assert_int_equal(mlx_pad_symmetric(&r, a, 1, z, "constant", tu_stream()), 0);
+    assert_true(tu_get(r, 0) == 7 && tu_get(r, 6) == 0);
+    assert_int_equal(mlx_pad_symmetric(&r, a, -1, z, "constant", tu_stream()), 1);
+    tu_expect_error("[pad]");
+    assert_int_equal(mlx_pad_symmetric(&r, (mlx_array){NULL}, 1, z, "constant", tu_stream()), 1);
+    tu_expect_error("[pad]");
+    TU_FREE(a, z, r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -185,6 +264,9 @@ int main(void)
         T(test_integer_products_fail_in_matmul_as_in_mlx),
         T(test_output_letter_missing_from_inputs_is_an_einsum_error),
         T(test_gradient_of_a_chain_equals_the_closed_form),
+        T(test_windows_equal_mlx_float32),
+        T(test_windows_of_fewer_than_two_points_are_empty_or_one),
+        T(test_pad_symmetric_pads_every_axis_as_numpy),
 #undef T
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);

@@ -1113,6 +1113,22 @@ int mlx_einsum(
     const mlx_vector_array operands,
     const mlx_stream s);
 
+/* The window functions of M points, float32 as in MLX (empty for M < 1,
+ * [1] for M == 1). */
+int mlx_bartlett(mlx_array* res, int M, const mlx_stream s);
+int mlx_blackman(mlx_array* res, int M, const mlx_stream s);
+int mlx_hamming(mlx_array* res, int M, const mlx_stream s);
+int mlx_hanning(mlx_array* res, int M, const mlx_stream s);
+
+/* mlx_pad with pad_width elements before and after every axis. */
+int mlx_pad_symmetric(
+    mlx_array* res,
+    const mlx_array a,
+    int pad_width,
+    const mlx_array pad_value,
+    const char* mode,
+    const mlx_stream s);
+
 /* Computes the Kronecker product of a and b. */
 int mlx_kron(
     mlx_array* res,
