@@ -1,4 +1,5 @@
-/* The rest of ops.h (src/ops/einsum.c, windows.c): the windows against
+/* The rest of ops.h (src/ops/einsum.c, windows.c, view.c, and complex64
+ * normal samples through view): the windows against
  * MLX's float32 bits (test/fixtures/window_cases.h), pad_symmetric, einsum against numpy.einsum on the
  * subscripts of test/fixtures/einsum_cases.h (made by
  * scripts/make_opsmisc_fixtures.py and checked against MLX there), MLX's
@@ -255,6 +256,132 @@ static void test_pad_symmetric_pads_every_axis_as_numpy(void **state)
     TU_FREE(a, z, r);
 }
 
+static void test_view_reads_bytes_as_mlx_does(void **state)
+{
+    (void)state;
+    double v[2] = {1.0, -2.0};
+    int sh2[1] = {2}, sh8[1] = {8};
+    mlx_array a = tu_array_of(MLX_FLOAT32, v, sh2, 1), r = mlx_array_new();
+    assert_int_equal(mlx_view(&r, a, MLX_UINT8, tu_stream()), 0);
+    assert_true(tu_shape_is(r, 1, sh8));
+    static const double bytes[8] = {0, 0, 128, 63, 0, 0, 0, 192};
+    for (size_t i = 0; i < 8; i++)
+        assert_true(tu_get(r, i) == bytes[i]);
+    /* back again: the same floats */
+    assert_int_equal(mlx_view(&r, r, MLX_FLOAT32, tu_stream()), 0);
+    assert_true(tu_shape_is(r, 1, sh2) && tu_get(r, 0) == 1.0 && tu_get(r, 1) == -2.0);
+
+    /* int8 0..7 as (2, 4) read as float32: MLX's bits 0x03020100, 0x07060504 */
+    double iv[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    int s24[2] = {2, 4}, s21[2] = {2, 1};
+    mlx_array b = tu_array_of(MLX_INT8, iv, s24, 2);
+    assert_int_equal(mlx_view(&r, b, MLX_FLOAT32, tu_stream()), 0);
+    assert_true(tu_shape_is(r, 2, s21));
+    assert_int_equal(mlx_array_eval(r), 0);
+    const float *f = mlx_array_data_float32(r);
+    assert_int_equal(tu_f32_to_bits(f[0]), 50462976u);
+    assert_int_equal(tu_f32_to_bits(f[1]), 117835012u);
+
+    /* a transposed int16 view read as uint16 keeps its logical order */
+    int s23[2] = {2, 3}, s32[2] = {3, 2}, perm[2] = {1, 0};
+    mlx_array c = tu_array_of(MLX_INT16, iv, s23, 2), t = mlx_array_new();
+    assert_int_equal(mlx_transpose_axes(&t, c, perm, 2, tu_stream()), 0);
+    assert_int_equal(mlx_view(&r, t, MLX_UINT16, tu_stream()), 0);
+    assert_true(tu_shape_is(r, 2, s32));
+    static const double tv[6] = {0, 3, 1, 4, 2, 5};
+    for (size_t i = 0; i < 6; i++)
+        assert_true(tu_get(r, i) == tv[i]);
+    TU_FREE(a, b, c, t, r);
+}
+
+static void test_view_rejects_mlx_bad_sizes_and_has_no_gradient(void **state)
+{
+    (void)state;
+    double v[3] = {1, 2, 3};
+    int sh[1] = {3};
+    mlx_array one = mlx_array_new_float32(1.0f), a = tu_array_of(MLX_INT8, v, sh, 1), r = mlx_array_new();
+    assert_int_equal(mlx_view(&r, one, MLX_FLOAT16, tu_stream()), 1);
+    tu_expect_error("[view] Changing the type of a scalar is only allowed for types with the same size.");
+    assert_int_equal(mlx_view(&r, a, MLX_INT16, tu_stream()), 1);
+    tu_expect_error(
+        "[view] When viewing as a larger dtype, the size in bytes of the last axis must be a multiple of "
+        "the requested type size.");
+    assert_int_equal(mlx_view(&r, one, MLX_INT32, tu_stream()), 0);
+    assert_int_equal(mlx_array_dtype(r), MLX_INT32);
+    assert_int_equal(mlx_view(&r, one, (mlx_dtype)99, tu_stream()), 1);
+    tu_expect_error("[view]");
+
+    /* no vjp, as in MLX */
+    mlx_array x = tu_array_of(MLX_FLOAT32, v, sh, 1), ct = mlx_array_new();
+    assert_int_equal(mlx_view(&r, x, MLX_INT32, tu_stream()), 0);
+    assert_int_equal(mlx_view(&ct, r, MLX_FLOAT32, tu_stream()), 0);
+    mlx_array_free(ct);
+    TU_FREE(one, a, x, r);
+}
+
+static int view_fn(mlx_vector_array *out, const mlx_vector_array in)
+{
+    mlx_array x = mlx_array_new(), r = mlx_array_new();
+    int rc = mlx_vector_array_get(&x, in, 0) || mlx_view(&r, x, MLX_INT32, tu_stream()) ||
+             mlx_view(&r, r, MLX_FLOAT32, tu_stream()) || mlx_sum(&r, r, false, tu_stream()) ||
+             mlx_vector_array_set_value(out, r);
+    TU_FREE(x, r);
+    return rc;
+}
+
+static void test_gradient_through_view_is_mlx_error(void **state)
+{
+    (void)state;
+    double v[3] = {1, 2, 3};
+    int sh[1] = {3};
+    mlx_array x = tu_array_of(MLX_FLOAT32, v, sh, 1);
+    mlx_vector_array in = mlx_vector_array_new_value(x), val = mlx_vector_array_new(), g = mlx_vector_array_new();
+    mlx_closure f = mlx_closure_new_func(view_fn);
+    mlx_closure_value_and_grad vg = mlx_closure_value_and_grad_new();
+    int argnums[1] = {0};
+    assert_int_equal(mlx_value_and_grad(&vg, f, argnums, 1), 0);
+    assert_int_not_equal(mlx_closure_value_and_grad_apply(&val, &g, vg, in), 0);
+    assert_true(tu_last_error_has("View"));
+    tu_reset_errors();
+    mlx_array_free(x);
+    mlx_vector_array_free(in), mlx_vector_array_free(val), mlx_vector_array_free(g);
+    mlx_closure_free(f);
+    mlx_closure_value_and_grad_free(vg);
+}
+
+/* MLX 0.31.1: mx.random.normal((3, 2), complex64, key=mx.random.key(5)),
+ * then (3,) with loc 1 and scale 2: float32 bits of re, im pairs. */
+static void test_complex_normal_equals_mlx(void **state)
+{
+    (void)state;
+    static const uint32_t plain[12] = {3213503910u, 1073811993u, 1023715430u, 1060516187u,
+                                       1016445761u, 3193114323u, 3212736951u, 1065849403u,
+                                       1040178503u, 3197941441u, 3211386402u, 1063630234u};
+    static const uint32_t scaled[6] = {1071048556u, 1061013996u, 1071828548u,
+                                       1062148233u, 3214017604u, 1050500595u};
+    mlx_array key = mlx_array_new(), r = mlx_array_new();
+    assert_int_equal(mlx_random_key(&key, 5), 0);
+    int sh[2] = {3, 2};
+    for (int k = 0; k < 2; k++) {
+        int nd = k ? 1 : 2;
+        assert_int_equal(mlx_random_normal(&r, sh, (size_t)nd, MLX_COMPLEX64, k ? 1.0f : 0.0f, k ? 2.0f : 1.0f,
+                                           key, tu_stream()),
+                         0);
+        assert_int_equal(mlx_array_dtype(r), MLX_COMPLEX64);
+        assert_true(tu_shape_is(r, nd, sh));
+        assert_int_equal(mlx_array_eval(r), 0);
+        const float *f = (const float *)mlx_array_data_complex64(r);
+        const uint32_t *e = k ? scaled : plain;
+        for (size_t i = 0; i < (k ? 6u : 12u); i++) {
+            float want = tu_bits_to_f32(e[i]);
+            /* erfinv may differ from MLX's by an ulp */
+            if (fabsf(f[i] - want) > 4e-7f * (1 + fabsf(want)))
+                fail_msg("complex normal %d [%zu]: %.9g, MLX %.9g", k, i, f[i], want);
+        }
+    }
+    TU_FREE(key, r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -267,6 +394,10 @@ int main(void)
         T(test_windows_equal_mlx_float32),
         T(test_windows_of_fewer_than_two_points_are_empty_or_one),
         T(test_pad_symmetric_pads_every_axis_as_numpy),
+        T(test_view_reads_bytes_as_mlx_does),
+        T(test_view_rejects_mlx_bad_sizes_and_has_no_gradient),
+        T(test_gradient_through_view_is_mlx_error),
+        T(test_complex_normal_equals_mlx),
 #undef T
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);

@@ -1129,6 +1129,15 @@ int mlx_pad_symmetric(
     const char* mode,
     const mlx_stream s);
 
+/* Reads a's bytes as dtype, as MLX's view: the last axis shrinks or grows by
+ * the ratio of the item sizes (a 0-d array only to a dtype of its size).
+ * Has no gradient, as in MLX. */
+int mlx_view(
+    mlx_array* res,
+    const mlx_array a,
+    mlx_dtype dtype,
+    const mlx_stream s);
+
 /* Computes the Kronecker product of a and b. */
 int mlx_kron(
     mlx_array* res,
