@@ -1,5 +1,6 @@
-/* The rest of ops.h (src/ops/einsum.c, windows.c, view.c, and complex64
- * normal samples through view): the windows against
+/* The rest of ops.h (src/ops/einsum.c, windows.c, view.c, fp8.c, and
+ * complex64 normal samples through view): fp8 against MLX's bytes
+ * (test/fixtures/fp8_cases.h), the windows against
  * MLX's float32 bits (test/fixtures/window_cases.h), pad_symmetric, einsum against numpy.einsum on the
  * subscripts of test/fixtures/einsum_cases.h (made by
  * scripts/make_opsmisc_fixtures.py and checked against MLX there), MLX's
@@ -15,6 +16,7 @@
 #include <cmocka.h>
 
 #include "fixtures/einsum_cases.h"
+#include "fixtures/fp8_cases.h"
 #include "fixtures/window_cases.h"
 #include "test_util.h"
 
@@ -382,6 +384,77 @@ static void test_complex_normal_equals_mlx(void **state)
     TU_FREE(key, r);
 }
 
+static void test_to_fp8_equals_mlx_bytes(void **state)
+{
+    (void)state;
+    int n = (int)(sizeof fp8_in / sizeof *fp8_in);
+    float v[sizeof fp8_in / sizeof *fp8_in];
+    for (int i = 0; i < n; i++)
+        v[i] = tu_bits_to_f32(fp8_in[i]);
+    mlx_array x = tu_f32(v, &n, 1), r = mlx_array_new(), t = mlx_array_new();
+    assert_int_equal(mlx_to_fp8(&r, x, tu_stream()), 0);
+    assert_int_equal(mlx_array_dtype(r), MLX_UINT8);
+    assert_int_equal(mlx_array_eval(r), 0);
+    const uint8_t *b = mlx_array_data_uint8(r);
+    for (int i = 0; i < n; i++)
+        if (b[i] != fp8_out[i])
+            fail_msg("to_fp8(%.9g) = 0x%02x, MLX 0x%02x", v[i], b[i], fp8_out[i]);
+    /* a strided view converts its own elements */
+    mlx_array two = mlx_array_new_int(2);
+    int start[1] = {1}, stop[1] = {n}, step[1] = {2};
+    assert_int_equal(mlx_slice(&t, x, start, 1, stop, 1, step, 1, tu_stream()), 0);
+    assert_int_equal(mlx_to_fp8(&r, t, tu_stream()), 0);
+    assert_int_equal(mlx_array_eval(r), 0);
+    b = mlx_array_data_uint8(r);
+    for (int i = 1; i < n; i += 2)
+        assert_int_equal(b[i / 2], fp8_out[i]);
+    TU_FREE(x, r, t, two);
+}
+
+static void test_from_fp8_of_every_byte_equals_mlx(void **state)
+{
+    (void)state;
+    uint8_t all[256];
+    for (int i = 0; i < 256; i++)
+        all[i] = (uint8_t)i;
+    int n = 256;
+    mlx_array x = mlx_array_new_data(all, &n, 1, MLX_UINT8), r = mlx_array_new();
+    mlx_dtype ds[4] = {MLX_FLOAT32, MLX_FLOAT16, MLX_BFLOAT16, MLX_FLOAT64};
+    for (int d = 0; d < 4; d++) {
+        assert_int_equal(mlx_from_fp8(&r, x, ds[d], tu_stream()), 0);
+        assert_int_equal(mlx_array_dtype(r), ds[d]);
+        for (int i = 0; i < 256; i++)
+            if (tu_get(r, (size_t)i) != (double)tu_bits_to_f32(fp8_every[i]))
+                fail_msg("from_fp8(0x%02x) as dtype %d: %g, MLX %g", i, ds[d], tu_get(r, (size_t)i),
+                         (double)tu_bits_to_f32(fp8_every[i]));
+    }
+    /* and back: every byte but the negative zero round-trips */
+    assert_int_equal(mlx_from_fp8(&r, x, MLX_FLOAT32, tu_stream()), 0);
+    assert_int_equal(mlx_to_fp8(&r, r, tu_stream()), 0);
+    assert_int_equal(mlx_array_eval(r), 0);
+    const uint8_t *b = mlx_array_data_uint8(r);
+    for (int i = 0; i < 256; i++)
+        if ((i & 127) != 127)
+            assert_int_equal(b[i], i);
+    TU_FREE(x, r);
+}
+
+static void test_fp8_rejects_mlx_bad_dtypes(void **state)
+{
+    (void)state;
+    int sh[1] = {2};
+    int32_t iv[2] = {1, 2};
+    mlx_array i = tu_i32(iv, sh, 1), f = mlx_array_new_float32(1.0f), r = mlx_array_new();
+    assert_int_equal(mlx_to_fp8(&r, i, tu_stream()), 1);
+    tu_expect_error("[to_fp8] Only real floating types are supported but x.dtype() == int32.");
+    assert_int_equal(mlx_from_fp8(&r, f, MLX_FLOAT32, tu_stream()), 1);
+    tu_expect_error("[from_fp8] Input must have type uint8 but x.dtype() == float32.");
+    assert_int_equal(mlx_to_fp8(&r, f, tu_stream()), 0);
+    assert_int_equal(mlx_from_fp8(&r, r, MLX_INT32, tu_stream()), 1);
+    tu_expect_error("[from_fp8] Only real floating types are supported but dtype == int32.");
+    TU_FREE(i, f, r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -398,6 +471,9 @@ int main(void)
         T(test_view_rejects_mlx_bad_sizes_and_has_no_gradient),
         T(test_gradient_through_view_is_mlx_error),
         T(test_complex_normal_equals_mlx),
+        T(test_to_fp8_equals_mlx_bytes),
+        T(test_from_fp8_of_every_byte_equals_mlx),
+        T(test_fp8_rejects_mlx_bad_dtypes),
 #undef T
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);

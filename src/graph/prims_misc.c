@@ -1,12 +1,17 @@
-/* Owns the View primitive: an array's bytes read as another dtype, the
+/* Owns the View and ConvertFP8 primitives. View: an array's bytes read as another dtype, the
  * last axis scaled by the ratio of the item sizes (the op checks MLX's
  * rules). Row-contiguous input is shared; any other view is first laid
  * out row-major in the output's own buffer. MLX gives View no vjp or jvp:
- * asking for one is an error, as in MLX. */
+ * asking for one is an error, as in MLX. ConvertFP8 (MLX's ToFP8 and
+ * FromFP8) runs simd/fp8_k.c on float32 and uint8 (the op casts around
+ * it); MLX gives it no derivative either. */
 #include "graph/prims_misc.h"
 #include "graph/build.h"
 #include "graph/elementwise.h"
+#include <stdlib.h>
+
 #include "runtime/error.h"
+#include "simd/fp8.h"
 
 static int view_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
@@ -68,4 +73,74 @@ const mc_prim_info mc_prim_view = {
     .eval = view_eval,
     .vjp = view_vjp,
     .jvp = view_jvp,
+};
+
+/* -- ConvertFP8 ------------------------------------------------------------ */
+
+static int fp8_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    (void)fn;
+    out->dtype = ((const mc_fp8_params *)params)->to_fp8 ? MLX_UINT8 : MLX_FLOAT32;
+    out->ndim = in[0]->ndim;
+    for (int i = 0; i < in[0]->ndim; i++)
+        out->shape[i] = in[0]->shape[i];
+    return 0;
+}
+
+static int fp8_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    bool to = ((const mc_fp8_params *)params)->to_fp8;
+    const char *fn = to ? "to_fp8" : "from_fp8";
+    mc_array *x = in[0];
+    if (mc_array_alloc_data(out, fn))
+        return 1;
+    const void *src = x->data;
+    void *tmp = NULL;
+    size_t item = mc_dtype_size(x->dtype);
+    if (!(x->flags & MC_FLAG_ROW_CONTIG) && x->size) {
+        tmp = malloc(x->size * item);
+        if (!tmp)
+            return mc_error_oom(fn, x->size * item);
+        int64_t dst[MC_MAX_NDIM];
+        mc_row_strides(x->ndim, x->shape, dst);
+        mc_unary_strided(mc_kernels()->convert[x->dtype][x->dtype], item, item, x->data, x->strides, tmp, dst,
+                         x->ndim, x->shape);
+        src = tmp;
+    }
+    if (to)
+        mc_fp8_from_f32(src, out->data, x->size);
+    else
+        mc_fp8_to_f32(src, out->data, x->size);
+    free(tmp);
+    return 0;
+}
+
+static int fp8_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    (void)vjps, (void)cot, (void)argnums, (void)nargs;
+    return mc_error("[%s] The vjp of %s is not implemented in MLX.", fn, mc_prim_name(node->prim, node->params));
+}
+
+static mc_array *fp8_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    (void)tans, (void)argnums, (void)nargs;
+    mc_error("[%s] The jvp of %s is not implemented in MLX.", fn, mc_prim_name(node->prim, node->params));
+    return NULL;
+}
+
+static const char *fp8_name(const void *params)
+{
+    return ((const mc_fp8_params *)params)->to_fp8 ? "ToFP8" : "FromFP8";
+}
+
+const mc_prim_info mc_prim_convert_fp8 = {
+    .name = "ConvertFP8",
+    .name_of = fp8_name,
+    .arity = 1,
+    .infer = fp8_infer,
+    .eval = fp8_eval,
+    .vjp = fp8_vjp,
+    .jvp = fp8_jvp,
 };

@@ -1138,6 +1138,16 @@ int mlx_view(
     mlx_dtype dtype,
     const mlx_stream s);
 
+/* to_fp8 rounds a floating array to float8 e4m3 bytes (uint8) as MLX does:
+ * nearest even, saturating at +-448 (infinities and NaN too); from_fp8
+ * widens such bytes to the floating dtype. Neither has a gradient (MLX). */
+int mlx_to_fp8(mlx_array* res, const mlx_array x, const mlx_stream s);
+int mlx_from_fp8(
+    mlx_array* res,
+    const mlx_array x,
+    mlx_dtype dtype,
+    const mlx_stream s);
+
 /* Computes the Kronecker product of a and b. */
 int mlx_kron(
     mlx_array* res,
