@@ -92,7 +92,7 @@ NOTES = {
     "mlx_blackman": "as mlx_hanning",
     "mlx_bartlett": "bit for bit MLX's",
     "mlx_to_fp8": "bit for bit MLX's e4m3 rounding; a float64 input is rounded to float32 first (MLX's CPU kernel misreads float64); no gradient, as in MLX",
-    "mlx_from_fp8": "bit for bit MLX's values, in any floating dtype (exact); no gradient, as in MLX",
+    "mlx_from_fp8": "bit for bit MLX's values in float16/bfloat16/float32; float64 holds the exact values (MLX's CPU kernel writes float32 bits into the float64 buffer); no gradient, as in MLX",
     "mlx_random_uniform": "bit for bit MLX 0.31.1's; float64 refused as MLX does",
     "mlx_random_gumbel": "bit for bit MLX 0.31.1's (glibc's logf); float64 refused as MLX does",
     "mlx_random_laplace": "bit for bit MLX 0.31.1's (libm's log1p)",
