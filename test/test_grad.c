@@ -410,6 +410,23 @@ static int f_tensordot(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_tensordot_axis(o, x[0], x[1], 1, s);
 }
+/* einsum (src/ops/einsum.c): a batched contraction through matmul, and a
+ * diagonal times an outer product through the naive multiply-and-sum */
+static int f_einsum(mlx_array *o, const mlx_array *x, const char *subs, int n, mlx_stream s)
+{
+    mlx_vector_array v = mlx_vector_array_new_data(x, (size_t)n);
+    int rc = mlx_einsum(o, subs, v, s);
+    mlx_vector_array_free(v);
+    return rc;
+}
+static int f_einsum_dot(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return f_einsum(o, x, "bij,bjk->bik", 2, s);
+}
+static int f_einsum_diag(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return f_einsum(o, x, "ii,j->ij", 2, s);
+}
 static int f_trace(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_trace(o, x[0], 0, 0, 1, MLX_FLOAT64, s);
@@ -567,6 +584,8 @@ static const grad_case cases[] = {
     {"outer", f_outer, 2, {1, 1}, {{3}, {2}}, -1, 1, 0},
     {"kron", f_kron, 2, {2, 2}, {{2, 2}, {2, 3}}, -1, 1, 0},
     {"tensordot", f_tensordot, 2, {2, 2}, {{2, 3}, {3, 2}}, -1, 1, 0},
+    {"einsum_dot", f_einsum_dot, 2, {3, 3}, {{2, 2, 3}, {2, 3, 2}}, -1, 1, 0},
+    {"einsum_diag", f_einsum_diag, 2, {2, 1}, {{3, 3}, {2}}, -1, 1, 0},
     {"mlp", f_mlp, 3, {2, 2, 1}, {{2, 3}, {3, 4}, {4}}, -1, 1, 0},
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };
