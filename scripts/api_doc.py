@@ -91,6 +91,7 @@ NOTES = {
     "mlx_hamming": "as mlx_hanning",
     "mlx_blackman": "as mlx_hanning",
     "mlx_bartlett": "bit for bit MLX's",
+    "mlx_hadamard_transform": "float32 bit for bit MLX's (sizes 2^k and 12, 20, 28 times 2^k); float16/bfloat16 transformed in float32 and rounded once (MLX rounds after each level); sizes and float64, which MLX rejects only when evaluating, fail at the call; vjp/jvp as MLX's (the same transform)",
     "mlx_to_fp8": "bit for bit MLX's e4m3 rounding; a float64 input is rounded to float32 first (MLX's CPU kernel misreads float64); no gradient, as in MLX",
     "mlx_from_fp8": "bit for bit MLX's values in float16/bfloat16/float32; float64 holds the exact values (MLX's CPU kernel writes float32 bits into the float64 buffer); no gradient, as in MLX",
     "mlx_random_uniform": "bit for bit MLX 0.31.1's; float64 refused as MLX does",

@@ -427,6 +427,15 @@ static int f_einsum_diag(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return f_einsum(o, x, "ii,j->ij", 2, s);
 }
+/* hadamard_transform: linear, its rules the transform again (as MLX's) */
+static int f_hadamard(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    mlx_array h = mlx_array_new();
+    int rc = mlx_astype(&h, x[0], MLX_FLOAT32, s) ||
+             mlx_hadamard_transform(&h, h, (mlx_optional_float){0.5f, true}, s) || mlx_astype(o, h, MLX_FLOAT64, s);
+    mlx_array_free(h);
+    return rc;
+}
 static int f_trace(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_trace(o, x[0], 0, 0, 1, MLX_FLOAT64, s);
@@ -586,6 +595,8 @@ static const grad_case cases[] = {
     {"tensordot", f_tensordot, 2, {2, 2}, {{2, 3}, {3, 2}}, -1, 1, 0},
     {"einsum_dot", f_einsum_dot, 2, {3, 3}, {{2, 2, 3}, {2, 3, 2}}, -1, 1, 0},
     {"einsum_diag", f_einsum_diag, 2, {2, 1}, {{3, 3}, {2}}, -1, 1, 0},
+    /* through float32, as astype's row */
+    {"hadamard_transform", f_hadamard, 1, {2}, {{2, 8}}, -1, 1, 1e-2},
     {"mlp", f_mlp, 3, {2, 2, 1}, {{2, 3}, {3, 4}, {4}}, -1, 1, 0},
 };
 enum { N_CASES = sizeof cases / sizeof cases[0] };

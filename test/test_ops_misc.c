@@ -1,5 +1,6 @@
 /* The rest of ops.h (src/ops/einsum.c, windows.c, view.c, fp8.c, and
- * complex64 normal samples through view): fp8 against MLX's bytes
+ * complex64 normal samples through view), hadamard.c: hadamard_transform
+ * against MLX's float32 bits (test/fixtures/hadamard_cases.h), fp8 against MLX's bytes
  * (test/fixtures/fp8_cases.h), the windows against
  * MLX's float32 bits (test/fixtures/window_cases.h), pad_symmetric, einsum against numpy.einsum on the
  * subscripts of test/fixtures/einsum_cases.h (made by
@@ -17,6 +18,7 @@
 
 #include "fixtures/einsum_cases.h"
 #include "fixtures/fp8_cases.h"
+#include "fixtures/hadamard_cases.h"
 #include "fixtures/window_cases.h"
 #include "test_util.h"
 
@@ -26,11 +28,19 @@ static mlx_array operand(int k, int ndim, const int *shape, mlx_dtype d)
     size_t n = 1;
     for (int i = 0; i < ndim; i++)
         n *= (size_t)shape[i];
-    double v[256];
-    assert_true(n <= 256);
+    double v[1024];
+    assert_true(n <= 1024);
     for (size_t i = 0; i < n; i++)
         v[i] = (double)((long)(7 * i + 3 * (size_t)k) % 11 - 5) / 4.0;
     return tu_array_of(d, v, shape, ndim);
+}
+
+/* float32 ones of a shape. */
+static mlx_array mlx_ones_like_f32(const int *shape)
+{
+    mlx_array r = mlx_array_new();
+    assert_int_equal(mlx_ones(&r, shape, 2, MLX_FLOAT32, tu_stream()), 0);
+    return r;
 }
 
 /* Reads a case's dims into operands; returns the index after them. */
@@ -455,6 +465,57 @@ static void test_fp8_rejects_mlx_bad_dtypes(void **state)
     TU_FREE(i, f, r);
 }
 
+static void test_hadamard_equals_mlx_float32_bits(void **state)
+{
+    (void)state;
+    size_t at = 0, nn = sizeof had_n / sizeof *had_n;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t k = 0; k < nn; k++) {
+            int sh[2] = {3, had_n[k]};
+            mlx_array x = operand(0, 2, sh, MLX_FLOAT32), r = mlx_array_new();
+            mlx_optional_float sc = {pass ? 0.5f : 0.0f, pass == 1};
+            assert_int_equal(mlx_hadamard_transform(&r, x, sc, tu_stream()), 0);
+            assert_true(tu_shape_is(r, 2, sh));
+            assert_int_equal(mlx_array_eval(r), 0);
+            const float *f = mlx_array_data_float32(r);
+            for (int i = 0; i < 3 * had_n[k]; i++)
+                if (tu_f32_to_bits(f[i]) != had_bits[at + (size_t)i])
+                    fail_msg("hadamard n=%d scale %d [%d]: %.9g, MLX %.9g", had_n[k], pass, i, f[i],
+                             tu_bits_to_f32(had_bits[at + (size_t)i]));
+            at += (size_t)(3 * had_n[k]);
+            TU_FREE(x, r);
+        }
+}
+
+static void test_hadamard_sizes_dtypes_and_scalars_as_mlx(void **state)
+{
+    (void)state;
+    mlx_optional_float none = {0.0f, false}, one = {1.0f, true};
+    int s6[2] = {2, 6}, s0[2] = {0, 4};
+    mlx_array x6 = mlx_ones_like_f32(s6), x0 = mlx_ones_like_f32(s0), r = mlx_array_new();
+    assert_int_equal(mlx_hadamard_transform(&r, x6, none, tu_stream()), 1);
+    tu_expect_error("[hadamard_transform] Only supports n = m*2^k where m in (1, 12, 20, 28).");
+    assert_int_equal(mlx_hadamard_transform(&r, x0, none, tu_stream()), 1);
+    tu_expect_error("[hadamard_transform] Does not support empty arrays.");
+    /* a size-1 axis: a * scale, or a itself (int32 kept) for scale 1 */
+    mlx_array i3 = mlx_array_new_int(3);
+    assert_int_equal(mlx_hadamard_transform(&r, i3, one, tu_stream()), 0);
+    assert_int_equal(mlx_array_dtype(r), MLX_INT32);
+    assert_int_equal(mlx_hadamard_transform(&r, i3, (mlx_optional_float){2.0f, true}, tu_stream()), 0);
+    assert_int_equal(mlx_array_dtype(r), MLX_FLOAT32);
+    assert_true(tu_get(r, 0) == 6.0);
+    /* float16 in, float16 out; float64 is refused */
+    int s4[1] = {4};
+    double v[4] = {1, 2, 3, 4};
+    mlx_array h = tu_array_of(MLX_FLOAT16, v, s4, 1), d = tu_array_of(MLX_FLOAT64, v, s4, 1);
+    assert_int_equal(mlx_hadamard_transform(&r, h, none, tu_stream()), 0);
+    assert_int_equal(mlx_array_dtype(r), MLX_FLOAT16);
+    assert_true(tu_get(r, 0) == 5.0 && tu_get(r, 1) == -1.0 && tu_get(r, 2) == -2.0 && tu_get(r, 3) == 0.0);
+    assert_int_equal(mlx_hadamard_transform(&r, d, none, tu_stream()), 1);
+    tu_expect_error("[hadamard_transform] Unsupported type float64");
+    TU_FREE(x6, x0, r, i3, h, d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -474,6 +535,8 @@ int main(void)
         T(test_to_fp8_equals_mlx_bytes),
         T(test_from_fp8_of_every_byte_equals_mlx),
         T(test_fp8_rejects_mlx_bad_dtypes),
+        T(test_hadamard_equals_mlx_float32_bits),
+        T(test_hadamard_sizes_dtypes_and_scalars_as_mlx),
 #undef T
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);

@@ -56,9 +56,10 @@
     /* linear algebra (prims_matmul.c, BLAS calls in blas.c) */                                    \
     X(MC_PRIM_MATMUL, mc_prim_matmul)                                                              \
     X(MC_PRIM_ADDMM, mc_prim_addmm)                                                                \
-    /* the rest of ops.h: dtype views, fp8 (prims_misc.c) */                                       \
+    /* the rest of ops.h: dtype views, fp8, hadamard (prims_misc.c) */                               \
     X(MC_PRIM_VIEW, mc_prim_view)                                                                  \
     X(MC_PRIM_CONVERT_FP8, mc_prim_convert_fp8)                                                    \
+    X(MC_PRIM_HADAMARD, mc_prim_hadamard)                                                          \
     /* random numbers from a key (prims_random.c) */                                              \
     X(MC_PRIM_RANDOM_BITS, mc_prim_random_bits)                                                    \
     X(MC_PRIM_RANDOM_DIST, mc_prim_random_dist)                                                    \

@@ -1,10 +1,13 @@
-/* Owns the View and ConvertFP8 primitives. View: an array's bytes read as another dtype, the
+/* Owns the View, ConvertFP8 and Hadamard primitives. View: an array's bytes read as another dtype, the
  * last axis scaled by the ratio of the item sizes (the op checks MLX's
  * rules). Row-contiguous input is shared; any other view is first laid
  * out row-major in the output's own buffer. MLX gives View no vjp or jvp:
  * asking for one is an error, as in MLX. ConvertFP8 (MLX's ToFP8 and
  * FromFP8) runs simd/fp8_k.c on float32 and uint8 (the op casts around
- * it); MLX gives it no derivative either. */
+ * it); MLX gives it no derivative either. Hadamard runs the fast
+ * Walsh-Hadamard kernel of simd/hadamard_k.c on a float32 row-major copy;
+ * its vjp and jvp are the same transform of the cotangent or tangent, as
+ * MLX's. */
 #include "graph/prims_misc.h"
 #include "graph/build.h"
 #include "graph/elementwise.h"
@@ -12,6 +15,7 @@
 
 #include "runtime/error.h"
 #include "simd/fp8.h"
+#include "simd/hadamard.h"
 
 static int view_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
@@ -143,4 +147,61 @@ const mc_prim_info mc_prim_convert_fp8 = {
     .eval = fp8_eval,
     .vjp = fp8_vjp,
     .jvp = fp8_jvp,
+};
+
+/* -- Hadamard -------------------------------------------------------------- */
+
+static int hadamard_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    (void)fn;
+    (void)params;
+    out->dtype = in[0]->dtype;
+    out->ndim = in[0]->ndim;
+    for (int i = 0; i < in[0]->ndim; i++)
+        out->shape[i] = in[0]->shape[i];
+    return 0;
+}
+
+static int hadamard_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    const mc_hadamard_params *p = params;
+    mc_array *x = in[0];
+    if (mc_array_alloc_data(out, "hadamard_transform"))
+        return 1;
+    int64_t dst[MC_MAX_NDIM];
+    mc_row_strides(x->ndim, x->shape, dst);
+    mc_unary_strided(mc_kernels()->convert[x->dtype][x->dtype], 4, 4, x->data, x->strides, out->data, dst, x->ndim,
+                     x->shape);
+    size_t len = (size_t)p->n * (size_t)p->m;
+    if (len)
+        mc_hadamard_rows(out->data, x->size / len, p->n, p->m, p->scale);
+    return 0;
+}
+
+static int hadamard_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                        const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    mc_array *in[1] = {cot};
+    vjps[0] = mc_node_like(node, in, 1, fn);
+    return vjps[0] ? 0 : 1;
+}
+
+static mc_array *hadamard_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    (void)argnums;
+    (void)nargs;
+    return mc_node_like(node, tans, 1, fn);
+}
+
+const mc_prim_info mc_prim_hadamard = {
+    .name = "Hadamard",
+    .arity = 1,
+    .infer = hadamard_infer,
+    .eval = hadamard_eval,
+    .vjp = hadamard_vjp,
+    .jvp = hadamard_jvp,
 };

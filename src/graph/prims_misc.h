@@ -16,4 +16,11 @@ typedef struct mc_fp8_params {
     bool to_fp8;
 } mc_fp8_params;
 
+/* Hadamard: the last axis is n * m long (n a power of two, m 1, 12, 20 or
+ * 28); the transform is scaled by scale. Runs on float32. */
+typedef struct mc_hadamard_params {
+    float scale;
+    int n, m;
+} mc_hadamard_params;
+
 #endif

@@ -1148,6 +1148,15 @@ int mlx_from_fp8(
     mlx_dtype dtype,
     const mlx_stream s);
 
+/* The Hadamard transform along the last axis (of size m * 2^k, m 1, 12,
+ * 20 or 28), times scale (default 1/sqrt(size)); a fast Walsh-Hadamard
+ * transform as MLX's. float32, float16, bfloat16 (integers become float32). */
+int mlx_hadamard_transform(
+    mlx_array* res,
+    const mlx_array a,
+    mlx_optional_float scale,
+    const mlx_stream s);
+
 /* Computes the Kronecker product of a and b. */
 int mlx_kron(
     mlx_array* res,
