@@ -535,6 +535,32 @@ static int f_tensordot(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_tensordot_axis(o, x[0], x[1], 1, s);
 }
+/* einsum (src/ops/einsum.c): a batched contraction through matmul, and a
+ * diagonal times an outer product through the naive multiply-and-sum */
+static int f_einsum(mlx_array *o, const mlx_array *x, const char *subs, int n, mlx_stream s)
+{
+    mlx_vector_array v = mlx_vector_array_new_data(x, (size_t)n);
+    int rc = mlx_einsum(o, subs, v, s);
+    mlx_vector_array_free(v);
+    return rc;
+}
+static int f_einsum_dot(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return f_einsum(o, x, "bij,bjk->bik", 2, s);
+}
+static int f_einsum_diag(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return f_einsum(o, x, "ii,j->ij", 2, s);
+}
+/* hadamard_transform: linear, its rules the transform again (as MLX's) */
+static int f_hadamard(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    mlx_array h = mlx_array_new();
+    int rc = mlx_astype(&h, x[0], MLX_FLOAT32, s) ||
+             mlx_hadamard_transform(&h, h, (mlx_optional_float){0.5f, true}, s) || mlx_astype(o, h, MLX_FLOAT64, s);
+    mlx_array_free(h);
+    return rc;
+}
 static int f_trace(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_trace(o, x[0], 0, 0, 1, MLX_FLOAT64, s);
@@ -792,6 +818,10 @@ static const grad_case cases[] = {
     {"conv_general_flip_dilations", f_conv_general, 2, {3, 3}, {{1, 4, 2}, {2, 3, 2}}, -1, 1, 0},
     {"conv_general_unequal_padding", f_conv_general_asym, 2, {3, 3}, {{1, 5, 2}, {2, 3, 2}}, -1, 1, 0},
     {"conv_transpose1d_output_padding", f_conv_transpose1d, 2, {3, 3}, {{1, 4, 2}, {3, 3, 2}}, -1, 1, 0},
+    {"einsum_dot", f_einsum_dot, 2, {3, 3}, {{2, 2, 3}, {2, 3, 2}}, -1, 1, 0},
+    {"einsum_diag", f_einsum_diag, 2, {2, 1}, {{3, 3}, {2}}, -1, 1, 0},
+    /* through float32, as astype's row */
+    {"hadamard_transform", f_hadamard, 1, {2}, {{2, 8}}, -1, 1, 1e-2},
     {"mlp", f_mlp, 3, {2, 2, 1}, {{2, 3}, {3, 4}, {4}}, -1, 1, 0},
     /* linalg.h */
     {"linalg_norm_p3_axis", f_norm_p3, 1, {2}, {{2, 4}}, 0.2, 1, 0},

@@ -68,6 +68,10 @@
     X(MC_PRIM_LUF, mc_prim_luf)                                                                    \
     X(MC_PRIM_SOLVE, mc_prim_solve)                                                                \
     X(MC_PRIM_CONVOLUTION, mc_prim_convolution) /* prims_conv.c */                                 \
+    /* the rest of ops.h: dtype views, fp8, hadamard (prims_misc.c) */                               \
+    X(MC_PRIM_VIEW, mc_prim_view)                                                                  \
+    X(MC_PRIM_CONVERT_FP8, mc_prim_convert_fp8)                                                    \
+    X(MC_PRIM_HADAMARD, mc_prim_hadamard)                                                          \
     /* random numbers from a key (prims_random.c) */                                              \
     X(MC_PRIM_RANDOM_BITS, mc_prim_random_bits)                                                    \
     X(MC_PRIM_RANDOM_DIST, mc_prim_random_dist)                                                    \

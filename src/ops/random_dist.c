@@ -115,6 +115,28 @@ int mlx_random_uniform(mlx_array *res, const mlx_array low, const mlx_array high
     return uniform_impl(res, low, high, shape, shape_num, dtype, key, fn, s);
 }
 
+/* MLX's complex normal: erfinv of uniform float32 pairs on a trailing axis
+ * of 2, read as complex64 (no sqrt(2) factor, as in MLX), then scale * x
+ * and loc + x without casting the parameters. */
+static int complex_normal(mlx_array *res, const int *shape, size_t shape_num, mlx_array loc, mlx_array scale,
+                          mlx_array key, const char *fn, mlx_stream s)
+{
+    if (shape_num + 1 > MC_MAX_NDIM)
+        return mc_error("[%s] A complex64 draw of %zu dimensions has too many.", fn, shape_num);
+    int pairs[MC_MAX_NDIM];
+    for (size_t i = 0; i < shape_num; i++)
+        pairs[i] = shape[i];
+    pairs[shape_num] = 2;
+    mlx_array lo = mlx_array_new_float32(nextafterf(-1.0f, 0.0f)), hi = mlx_array_new_float32(1.0f);
+    mlx_array x = mlx_array_new();
+    int rc = uniform_impl(&x, lo, hi, pairs, shape_num + 1, MLX_FLOAT32, key, fn, s) || mlx_erfinv(&x, x, s) ||
+             mlx_view(&x, x, MLX_COMPLEX64, s) || mlx_squeeze_axis(&x, x, -1, s) ||
+             (scale.ctx && mlx_multiply(&x, scale, x, s)) || (loc.ctx && mlx_add(&x, loc, x, s)) ||
+             mlx_array_set(res, x);
+    mlx_array_free(lo), mlx_array_free(hi), mlx_array_free(x);
+    return rc;
+}
+
 /* MLX's normal with optional loc and scale arrays (empty handles). */
 static int normal_impl(mlx_array *res, const int *shape, size_t shape_num, mlx_dtype dtype, mlx_array loc,
                        mlx_array scale, mlx_array key, const char *fn, mlx_stream s)
@@ -122,7 +144,7 @@ static int normal_impl(mlx_array *res, const int *shape, size_t shape_num, mlx_d
     if (dist_begin(res, shape, shape_num, dtype, fn))
         return 1;
     if (dtype == MLX_COMPLEX64)
-        return mc_error("[%s] complex64 samples are not supported yet.", fn);
+        return complex_normal(res, shape, shape_num, loc, scale, key, fn, s);
     if (!mc_dtype_is_float(dtype))
         return mc_error("[%s] Can only generate uniform numbers with floating point type, not %s.", fn,
                         mc_dtype_name(dtype));

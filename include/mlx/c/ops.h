@@ -1248,6 +1248,60 @@ int mlx_tensordot_axis(
     int axis,
     const mlx_stream s);
 
+/* einsum contracts the operands as the subscripts say (MLX's rules: letters,
+ * at most one "..." per term, implicit output when "->" is absent), in the
+ * greedy order MLX chooses; contractions of two operands run as one matmul,
+ * so those need floating operands, as in MLX. At most 52 operands. */
+int mlx_einsum(
+    mlx_array* res,
+    const char* subscripts,
+    const mlx_vector_array operands,
+    const mlx_stream s);
+
+/* The window functions of M points, float32 as in MLX (empty for M < 1,
+ * [1] for M == 1). */
+int mlx_bartlett(mlx_array* res, int M, const mlx_stream s);
+int mlx_blackman(mlx_array* res, int M, const mlx_stream s);
+int mlx_hamming(mlx_array* res, int M, const mlx_stream s);
+int mlx_hanning(mlx_array* res, int M, const mlx_stream s);
+
+/* mlx_pad with pad_width elements before and after every axis. */
+int mlx_pad_symmetric(
+    mlx_array* res,
+    const mlx_array a,
+    int pad_width,
+    const mlx_array pad_value,
+    const char* mode,
+    const mlx_stream s);
+
+/* Reads a's bytes as dtype, as MLX's view: the last axis shrinks or grows by
+ * the ratio of the item sizes (a 0-d array only to a dtype of its size).
+ * Has no gradient, as in MLX. */
+int mlx_view(
+    mlx_array* res,
+    const mlx_array a,
+    mlx_dtype dtype,
+    const mlx_stream s);
+
+/* to_fp8 rounds a floating array to float8 e4m3 bytes (uint8) as MLX does:
+ * nearest even, saturating at +-448 (infinities and NaN too); from_fp8
+ * widens such bytes to the floating dtype. Neither has a gradient (MLX). */
+int mlx_to_fp8(mlx_array* res, const mlx_array x, const mlx_stream s);
+int mlx_from_fp8(
+    mlx_array* res,
+    const mlx_array x,
+    mlx_dtype dtype,
+    const mlx_stream s);
+
+/* The Hadamard transform along the last axis (of size m * 2^k, m 1, 12,
+ * 20 or 28), times scale (default 1/sqrt(size)); a fast Walsh-Hadamard
+ * transform as MLX's. float32, float16, bfloat16 (integers become float32). */
+int mlx_hadamard_transform(
+    mlx_array* res,
+    const mlx_array a,
+    mlx_optional_float scale,
+    const mlx_stream s);
+
 /* Computes the Kronecker product of a and b. */
 int mlx_kron(
     mlx_array* res,
