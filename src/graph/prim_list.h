@@ -56,6 +56,10 @@
     /* linear algebra (prims_matmul.c, BLAS calls in blas.c) */                                    \
     X(MC_PRIM_MATMUL, mc_prim_matmul)                                                              \
     X(MC_PRIM_ADDMM, mc_prim_addmm)                                                                \
+    /* affine quantization (prims_quant.c, kernels in simd/quant*.c) */                             \
+    X(MC_PRIM_QUANTIZE, mc_prim_quantize)                                                          \
+    X(MC_PRIM_DEQUANTIZE, mc_prim_dequantize)                                                      \
+    X(MC_PRIM_QUANTIZED_MATMUL, mc_prim_quantized_matmul)                                          \
     /* random numbers from a key (prims_random.c) */                                              \
     X(MC_PRIM_RANDOM_BITS, mc_prim_random_bits)                                                    \
     X(MC_PRIM_RANDOM_DIST, mc_prim_random_dist)                                                    \
