@@ -603,15 +603,40 @@ static int qmm_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *ar
     return 0;
 }
 
+/* MLX's rule for x (the product with the tangent); MLX has none for
+ * scales and biases, where this gives the exact one: W is linear in them,
+ * so the tangent is x times W dequantized with the tangents as scales and
+ * biases. The packed weights have none (an error, as in MLX). */
 static mc_array *qmm_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
 {
     const mc_quant_params *p = node->params;
-    if (nargs != 1 || argnums[0] != 0) {
-        mc_error("[%s] [QuantizedMatmul::jvp] No JVP wrt the quantized matrix yet.", fn);
-        return NULL;
+    mc_array *x = node->inputs[0], *w = node->inputs[1];
+    mc_array *tx = NULL, *ts = NULL, *tb = NULL;
+    for (int k = 0; k < nargs; k++) {
+        if (argnums[k] == 1) {
+            mc_error("[%s] [QuantizedMatmul::jvp] No JVP wrt the quantized matrix yet.", fn);
+            return NULL;
+        }
+        tx = argnums[k] == 0 ? tans[k] : tx;
+        ts = argnums[k] == 2 ? tans[k] : ts;
+        tb = argnums[k] == 3 ? tans[k] : tb;
     }
-    return mc_node_quantized_matmul(tans[0], node->inputs[1], node->inputs[2], node->inputs[3], p->group_size,
-                                    p->bits, p->transpose, fn);
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *r = NULL;
+    if (tx)
+        r = mc_gb_hold(&s, mc_node_quantized_matmul(tx, w, node->inputs[2], node->inputs[3], p->group_size,
+                                                    p->bits, p->transpose, fn));
+    if (ts || tb) {
+        mc_array *s2 = ts ? ts : mc_gb_zeros_like(&s, node->inputs[2]);
+        mc_array *b2 = tb ? tb : mc_gb_zeros_like(&s, node->inputs[3]);
+        mc_array *wt = s2 && b2 ? mc_gb_hold(&s, mc_node_dequantize(w, s2, b2, p->group_size, p->bits, fn)) : NULL;
+        if (wt && p->transpose)
+            wt = mc_gb_swap_last(&s, wt);
+        mc_array *t = mc_gb_matmul(&s, x, wt);
+        r = r ? mc_gb_op(&s, MC_B_ADD, r, t) : t;
+    }
+    return mc_gb_finish_ref(&s, r);
 }
 
 const mc_prim_info mc_prim_quantized_matmul = {
