@@ -121,6 +121,18 @@ static const qmm_case qmm_cases[] = {""")
 emit("\n".join(rows))
 emit("};\n")
 
+# ---- gather_qmm: x (3, 2, 64) and w (4, 16, 64) of gen(), 4 bits, group 32
+xg = mx.array(gen(3 * 2 * 64, 300, 0).reshape(3, 2, 64))
+wg = mx.array(gen(4 * 16 * 64, 301, 0).reshape(4, 16, 64))
+qg, sg, bg = mx.quantize(wg, group_size=32, bits=4)
+g1 = mx.gather_qmm(xg, qg, sg, bg, mx.array([[0], [2]]), mx.array([3, 0, 1]), transpose=True, group_size=32, bits=4)
+g2 = mx.gather_qmm(xg[:1], qg, sg, bg, None, mx.array([2, 1, 3]), transpose=True, group_size=32, bits=4)
+assert g1.shape == (2, 3, 2, 16) and g2.shape == (3, 2, 16)
+emit("/* gather_qmm of x (3, 2, 64) seed 300 and w (4, 16, 64) seed 301 (group 32,")
+emit(" * 4 bits): lhs [[0], [2]] with rhs [3, 0, 1]; x[:1] with rhs [2, 1, 3] */")
+emit("static const uint32_t gqmm_1[] = {\n    %s};" % words(f32_bits(g1)))
+emit("static const uint32_t gqmm_2[] = {\n    %s};\n" % words(f32_bits(g2)))
+
 
 # ---- errors ----
 def err(f):

@@ -245,6 +245,30 @@ static void test_quantized_matmul_matches_dequantize_matmul(void **state)
     }
 }
 
+static void test_gather_qmm_matches_mlx(void **state)
+{
+    (void)state;
+    int xs[3] = {3, 2, 64}, ws[3] = {4, 16, 64}, x1s[3] = {1, 2, 64};
+    mlx_array x = gen_array(3, xs, 300, 0, MLX_FLOAT32), w = gen_array(3, ws, 301, 0, MLX_FLOAT32), q, s, b;
+    mlx_array x1 = gen_array(3, x1s, 300, 0, MLX_FLOAT32);
+    quantize(w, 32, 4, &q, &s, &b);
+    int32_t lv[2] = {0, 2}, rv[3] = {3, 0, 1}, rv2[3] = {2, 1, 3};
+    int ls[2] = {2, 1}, rs[1] = {3};
+    mlx_array li = tu_i32(lv, ls, 2), ri = tu_i32(rv, rs, 1), ri2 = tu_i32(rv2, rs, 1), none = {NULL};
+    mlx_array y = mlx_array_new(), y2 = mlx_array_new();
+    assert_int_equal(mlx_gather_qmm(&y, x, q, s, b, li, ri, true, some(32), some(4), "affine", false, tu_stream()),
+                     0);
+    assert_int_equal(
+        mlx_gather_qmm(&y2, x1, q, s, b, none, ri2, true, some(32), some(4), "affine", false, tu_stream()), 0);
+    int ys[4] = {2, 3, 2, 16}, y2s[3] = {3, 2, 16};
+    assert_true(tu_shape_is(y, 4, ys));
+    assert_true(tu_shape_is(y2, 3, y2s));
+    mlx_array r1 = from_bits(gqmm_1, 4, ys, MLX_FLOAT32), r2 = from_bits(gqmm_2, 3, y2s, MLX_FLOAT32);
+    expect_close(y, r1, 2e-5, "gather_qmm", 1);
+    expect_close(y2, r2, 2e-5, "gather_qmm", 2);
+    tu_free_n((mlx_array[]){x, w, q, s, b, x1, li, ri, ri2, y, y2, r1, r2}, 13);
+}
+
 /* The last message must be MLX's exactly. */
 static void expect_mlx_error(int rc, const char *msg)
 {
@@ -440,6 +464,7 @@ int main(void)
         cmocka_unit_test_teardown(test_dequantize_matches_mlx_bit_for_bit, tu_test_teardown),
         cmocka_unit_test_teardown(test_quantized_matmul_matches_mlx, tu_test_teardown),
         cmocka_unit_test_teardown(test_quantized_matmul_matches_dequantize_matmul, tu_test_teardown),
+        cmocka_unit_test_teardown(test_gather_qmm_matches_mlx, tu_test_teardown),
         cmocka_unit_test_teardown(test_errors_are_mlx_messages, tu_test_teardown),
         cmocka_unit_test_teardown(test_vjp_wrt_x_is_the_flipped_product, tu_test_teardown),
         cmocka_unit_test_teardown(test_kernel_builds_agree, tu_test_teardown),

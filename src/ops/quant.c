@@ -37,6 +37,8 @@ static void mode_params(mc_qmode m, mlx_optional_int gs, mlx_optional_int bits, 
     *b = bits.has_value ? bits.value : dbits[m];
 }
 
+static mlx_optional_int some_int(int v) { return (mlx_optional_int){v, true}; }
+
 static int not_affine(const char *mode, const char *fn)
 {
     return mc_error("[%s] Quantization mode '%s' is not supported by mlx-cpu yet (only 'affine').", fn, mode);
@@ -308,4 +310,105 @@ int mlx_quantized_matmul(mlx_array *res, const mlx_array x, const mlx_array w, c
     if (in[0] && in[1] && in[2] && in[3])
         r = mc_gb_hold(&e, mc_node_quantized_matmul(in[0], in[1], in[2], in[3], gs, nb, transpose, fn));
     return mc_op_store(res, mc_gb_finish_ref(&e, r), fn);
+}
+
+/* ---- gather_qmm ---- */
+
+/* a with its leading dims (all but the last two) flattened into one:
+ * (B, r, c); *batch gets B. */
+static int flat3(mlx_array *res, mc_array *a, int *batch, mlx_stream s)
+{
+    int b = 1;
+    for (int d = 0; d < a->ndim - 2; d++)
+        b *= a->shape[d];
+    int shape[3] = {b, a->shape[a->ndim - 2], a->shape[a->ndim - 1]};
+    *batch = b;
+    return mlx_reshape(res, mc_handle(a), shape, 3, s);
+}
+
+/* indices given, or MLX's default: arange over a's batch dims, shaped as
+ * them. */
+static int indices_or_default(mlx_array *res, mlx_array given, const mc_array *a, mlx_stream s)
+{
+    if (given.ctx)
+        return mlx_array_set(res, given);
+    int b = 1;
+    for (int d = 0; d < a->ndim - 2; d++)
+        b *= a->shape[d];
+    int rc = mlx_arange(res, 0, b, 1, MLX_UINT32, s);
+    return rc || mlx_reshape(res, *res, a->shape, (size_t)(a->ndim - 2), s);
+}
+
+/* MLX's GatherQMM composed: the selected batches of x and of the packed
+ * weights (with their scales and biases) are taken, then multiplied pair by
+ * pair; the result has the indices' broadcast shape followed by (M, N).
+ * Values and gradients are MLX's; the selected weights are copied. */
+int mlx_gather_qmm(mlx_array *res, const mlx_array x, const mlx_array w, const mlx_array scales,
+                   const mlx_array biases, const mlx_array lhs_indices, const mlx_array rhs_indices,
+                   bool transpose, mlx_optional_int group_size, mlx_optional_int bits, const char *mode,
+                   bool sorted_indices, const mlx_stream s)
+{
+    (void)sorted_indices;
+    static const char fn[] = "gather_qmm";
+    if (!lhs_indices.ctx && !rhs_indices.ctx)
+        return mlx_quantized_matmul(res, x, w, scales, biases, transpose, group_size, bits, mode, s);
+    if (mc_op_check_res(res, fn))
+        return 1;
+    mc_qmode m;
+    int gs, nb;
+    mc_array *a = mc_op_arg(x, fn, "x");
+    mc_array *q = a ? mc_op_arg(w, fn, "w") : NULL;
+    mc_array *sc = q ? mc_op_arg(scales, fn, "scales") : NULL;
+    mc_array *bi = biases.ctx ? mc_arr(biases) : NULL;
+    if (!sc || parse_mode(mode, &m, fn))
+        return 1;
+    if (m != MC_QMODE_AFFINE)
+        return not_affine(mode, fn);
+    mlx_dtype t;
+    if (check_scales_type(sc, bi, &t, fn))
+        return 1;
+    mode_params(m, group_size, bits, &gs, &nb);
+    if (gs <= 0 || nb <= 0)
+        return mc_error("[%s] Quantization group size must be 32, 64 or 128.", fn);
+    if (check_qmm_shapes(a, q, sc, bi, gs, nb, transpose, fn))
+        return 1;
+    t = mc_promote(a->dtype, t);
+    if (!mc_dtype_is_float(t))
+        return mc_error("[%s] Only real floating types are supported but x.dtype() == %s.", fn,
+                        mc_dtype_name(a->dtype));
+    mlx_array li = mlx_array_new(), ri = mlx_array_new(), xf = mlx_array_new(), wf = mlx_array_new();
+    mlx_array sf = mlx_array_new(), bf = mlx_array_new(), y = mlx_array_new();
+    mlx_vector_array in = mlx_vector_array_new(), bc = mlx_vector_array_new();
+    int rc = indices_or_default(&li, lhs_indices, a, s) || indices_or_default(&ri, rhs_indices, q, s) ||
+             mlx_vector_array_append_value(in, li) || mlx_vector_array_append_value(in, ri) ||
+             mlx_broadcast_arrays(&bc, in, s) || mlx_vector_array_get(&li, bc, 0) ||
+             mlx_vector_array_get(&ri, bc, 1);
+    if (!rc && (!mc_dtype_is_integer(mc_arr(li)->dtype) || !mc_dtype_is_integer(mc_arr(ri)->dtype)))
+        rc = mc_error("[%s] Got %s with invalid dtype. Indices must be integral.", fn,
+                      mc_dtype_is_integer(mc_arr(li)->dtype) ? "rhs_indices" : "lhs_indices");
+    if (!rc && a->ndim < 2) {
+        char sh[512];
+        rc = mc_error("[%s] Non-quantized input must have at least two dimensions but got input with shape %s.",
+                      fn, mc_shape_str(sh, sizeof sh, a->ndim, a->shape));
+    }
+    if (!rc) {
+        int ishape[MC_MAX_NDIM], ind = mc_arr(li)->ndim, nidx = (int)mc_arr(li)->size, bx, bw, flat[1] = {nidx};
+        memcpy(ishape, mc_arr(li)->shape, sizeof(int) * (size_t)ind);
+        ishape[ind] = a->shape[a->ndim - 2];
+        rc = mlx_reshape(&li, li, flat, 1, s) || mlx_reshape(&ri, ri, flat, 1, s) || flat3(&xf, a, &bx, s) ||
+             flat3(&wf, q, &bw, s) || flat3(&sf, sc, &bw, s) || flat3(&bf, bi, &bw, s) ||
+             mlx_take_axis(&xf, xf, li, 0, s) || mlx_take_axis(&wf, wf, ri, 0, s) ||
+             mlx_take_axis(&sf, sf, ri, 0, s) || mlx_take_axis(&bf, bf, ri, 0, s) ||
+             mlx_quantized_matmul(&y, xf, wf, sf, bf, transpose, some_int(gs), some_int(nb), mode, s);
+        if (!rc) {
+            ishape[ind + 1] = mc_arr(y)->shape[2];
+            rc = mlx_reshape(&y, y, ishape, (size_t)ind + 2, s) || mlx_array_set(res, y);
+        }
+    }
+    mlx_array arrs[7] = {li, ri, xf, wf, sf, bf, y};
+    for (int i = 0; i < 7; i++)
+        mlx_array_free(arrs[i]);
+    mlx_vector_array_free(in);
+    mlx_vector_array_free(bc);
+    return rc;
 }

@@ -1155,6 +1155,25 @@ int mlx_quantized_matmul(
     const char* mode,
     const mlx_stream s);
 
+/* quantized_matmul of the batches of x that lhs_indices selects with the
+ * batches of w (scales, biases) that rhs_indices selects, pair by pair
+ * over the indices' broadcast shape (an absent index array selects every
+ * batch in order); with neither, quantized_matmul. */
+int mlx_gather_qmm(
+    mlx_array* res,
+    const mlx_array x,
+    const mlx_array w,
+    const mlx_array scales,
+    const mlx_array biases /* may be null */,
+    const mlx_array lhs_indices /* may be null */,
+    const mlx_array rhs_indices /* may be null */,
+    bool transpose,
+    mlx_optional_int group_size,
+    mlx_optional_int bits,
+    const char* mode,
+    bool sorted_indices,
+    const mlx_stream s);
+
 /* ---- Miscellaneous ------------------------------------------------------- */
 
 /* Converts a to dtype (a itself if it already has that dtype). */
