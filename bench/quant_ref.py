@@ -29,4 +29,4 @@ for name, m, n, k in (("decode_4096x4096", 1, 4096, 4096), ("decode_11008x4096",
     mx.eval(x, q, s, b)
     med, mn = measure(lambda: mx.quantized_matmul(x, q, s, b, transpose=True, group_size=64, bits=4),
                       3 if m > 1 else 10)
-    print("BENCH side=mlx name=qmm_%s threads=0 median_ns=%d min_ns=%d reps=%d" % (name, med, mn, 3))
+    print("BENCH side=mlx name=qmm_%s threads=0 median_ns=%d min_ns=%d reps=%d" % (name, med, mn, 3 if m > 1 else 10))

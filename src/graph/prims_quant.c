@@ -5,7 +5,7 @@
  * QuantizedMatmul runs two ways. With few rows of x (decoding: M below
  * QMM_SMALL_M) each worker streams its share of W's rows once through the
  * register-unpacking dot kernel. With more rows it dequantizes a tile of W
- * (about 1 MiB of float32, so it stays in cache) and hands it to sgemm, so
+ * (up to 4 MiB of float32: large enough that sgemm repacks x rarely, small enough for the last-level cache) and hands it to sgemm, so
  * the unpacking is paid once per weight however large M is. Either way
  * the work is split over W's rows (or column groups) across the worker
  * pool, each worker with its own scratch slot. Computation is in float32;
@@ -25,8 +25,8 @@
 
 /* Rows of x up to which the dot kernel beats dequantize + sgemm. */
 enum { QMM_SMALL_M = 8 };
-/* Floats in one dequantized tile (1 MiB). */
-enum { QMM_TILE_FLOATS = 1 << 18 };
+/* Floats in one dequantized tile (4 MiB). */
+enum { QMM_TILE_FLOATS = 1 << 20 };
 
 /* ---- scratch memory ---- */
 
