@@ -5,12 +5,16 @@
  * QuantizedMatmul runs two ways. With few rows of x (decoding: M below
  * QMM_SMALL_M) each worker streams its share of W's rows once through the
  * register-unpacking dot kernel. With more rows it dequantizes a tile of W
- * (up to 4 MiB of float32: large enough that sgemm repacks x rarely, small enough for the last-level cache) and hands it to sgemm, so
- * the unpacking is paid once per weight however large M is. Either way
- * the work is split over W's rows (or column groups) across the worker
- * pool, each worker with its own scratch slot. Computation is in float32;
+ * (up to 4 MiB of float32: wide enough that sgemm repacks x rarely, small
+ * enough for the last-level cache) and hands it to sgemm, so the unpacking
+ * is paid once per weight however large M is. Either way the work is
+ * split over W's rows (or column groups) across the worker pool, each
+ * worker with its own scratch slot. Computation is in float32;
  * float16/bfloat16 operands are converted on entry and the result on
- * exit. */
+ * exit.
+ *
+ * The jvp of QuantizedMatmul has a rule for scales and biases, where MLX
+ * has none (it raises). */
 #include <stdatomic.h>
 #include <string.h>
 
