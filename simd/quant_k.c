@@ -26,7 +26,9 @@
 
 /* the vector helpers are static and inlined: no call passes a vector, so
  * GCC's note that AVX vectors change the ABI without AVX does not apply */
-#if defined(__GNUC__) && !defined(__clang__)
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpsabi"
+#elif defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Wpsabi"
 #endif
 

@@ -390,7 +390,7 @@ static void test_vjp_wrt_x_is_the_flipped_product(void **state)
 /* Each build of simd/quant_k.c this CPU runs (generic, AVX2, AVX-512)
  * gives the generic build's results within float32 rounding, for the
  * decode product of each fast bits value and of the unpacking path, and
- * the same dequantized rows exactly. */
+ * for the dequantized rows. */
 #define QK_DECLARE(v)                                                                                       \
     void mc_qdequant_f32_##v(const mc_qmat *q, int row, int e0, int count, float *out);                     \
     size_t mc_qgemv_t_scratch_##v(const mc_qmat *q, int M, int K);                                          \
@@ -450,7 +450,12 @@ static void test_kernel_builds_agree(void **state)
                     if (!(fabsf(out[v][i] - out[0][i]) <= 1e-4f * (1.0f + fabsf(out[0][i]))))
                         fail_msg("build %d bits %d gs %d out[%d]: %g vs %g", v, bitss[bi], gss[gi], i,
                                  (double)out[v][i], (double)out[0][i]);
-                assert_memory_equal(rows[v], rows[0], sizeof(float) * (size_t)(K - gss[gi]));
+                /* scale * code + bias: one rounding, or two where a
+                 * build's compiler does not fuse them */
+                for (int i = 0; i < K - gss[gi]; i++)
+                    if (!(fabsf(rows[v][i] - rows[0][i]) <= 1e-6f * (1.0f + fabsf(rows[0][i]))))
+                        fail_msg("build %d bits %d gs %d row[%d]: %g vs %g", v, bitss[bi], gss[gi], i,
+                                 (double)rows[v][i], (double)rows[0][i]);
             }
             tu_free_n((mlx_array[]){w, x, q, s, b}, 5);
         }
