@@ -114,6 +114,10 @@ NOTES = {
     "mlx_arctanh": "float32 1.0 ULP",
     "mlx_erf": "float32 1.8 ULP (own kernel, measured over all float32; 3.5x SLEEF u10's speed)",
     "mlx_erfinv": "Giles' approximation: float32 within 4 ULP in tests",
+    "mlx_quantize": "partial: mode \"affine\" only (bit for bit as MLX 0.31.1); \"mxfp4\", \"mxfp8\", \"nvfp4\" and global_scale report an error; float64 w is refused when the op is built (MLX: when evaluated)",
+    "mlx_dequantize": "partial: mode \"affine\" only, bits up to 8; values bit for bit as MLX 0.31.1",
+    "mlx_gather_qmm": "partial: mode \"affine\" only; composed of take and quantized_matmul (values and gradients as MLX; the selected weights are copied)",
+    "mlx_quantized_matmul": "partial: mode \"affine\" only; float32 accumulation (MLX's CPU build accumulates float16/bfloat16 in that type); checks MLX makes when evaluating (group size, bits, float64) are made when the op is built",
     "mlx_sigmoid": "float32 within 3 ULP in tests",
     "mlx_power": "float32 1.0 ULP",
     "mlx_arctan2": "float32 3.5 ULP",
@@ -221,6 +225,9 @@ def render(lib):
         "among them). Sorting and selection are done.",
         "metal.h and cuda.h; and the ops of ops.h beyond tier 1 (convolutions,",
         "quantization among them). Sorting and selection, gather and scatter are done.",
+        "other than put_along_axis and scatter_add_axis, convolutions, qqmm",
+        "among them). Sorting and selection are done; quantization is partial",
+        "(the \"affine\" mode only).",
         "",
     ]
     total = done = 0

@@ -576,6 +576,34 @@ static int f_median(mlx_array *o, const mlx_array *x, mlx_stream s)
     const int axes[1] = {1};
     return mlx_median(o, x[0], axes, 1, false, s);
 }
+/* Quantized products through a fixed packed W (2 rows of 32 codes, 4 bits,
+ * one group each): x, scales and biases vary, in float32 (MLX has no
+ * float64 kernel), converted back to float64. */
+static const uint32_t qw_words[8] = {0x76543210u, 0xfedcba98u, 0x13579bdfu, 0x02468aceu,
+                                     0x89abcdefu, 0x01234567u, 0xf0e1d2c3u, 0x3c2d1e0fu};
+static int quant_fn(mlx_array *o, const mlx_array *x, mlx_stream s, int kind)
+{
+    int wshape[2] = {2, 4};
+    mlx_array w = mlx_array_new_data(qw_words, wshape, 2, MLX_UINT32);
+    mlx_array a[3] = {mlx_array_new(), mlx_array_new(), mlx_array_new()};
+    mlx_optional_int gs = {32, true}, bits = {4, true};
+    mlx_optional_dtype nodt = {MLX_FLOAT32, false};
+    mlx_array none = {NULL};
+    int n = kind == 2 ? 2 : 3, rc = 0;
+    for (int i = 0; i < n && !rc; i++)
+        rc = mlx_astype(&a[i], x[i], MLX_FLOAT32, s);
+    if (!rc && kind == 2)
+        rc = mlx_dequantize(o, w, a[0], a[1], gs, bits, "affine", none, nodt, s);
+    else if (!rc)
+        rc = mlx_quantized_matmul(o, a[0], w, a[1], a[2], kind == 0, gs, bits, "affine", s);
+    rc = rc || mlx_astype(o, *o, MLX_FLOAT64, s);
+    mlx_array_free(w);
+    tu_free_n(a, 3);
+    return rc;
+}
+static int f_qmm(mlx_array *o, const mlx_array *x, mlx_stream s) { return quant_fn(o, x, s, 0); }
+static int f_qmm_untransposed(mlx_array *o, const mlx_array *x, mlx_stream s) { return quant_fn(o, x, s, 1); }
+static int f_dequantize(mlx_array *o, const mlx_array *x, mlx_stream s) { return quant_fn(o, x, s, 2); }
 /* A chain through several families at once, as a model's layer is. */
 static int f_mlp(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
@@ -802,6 +830,11 @@ static const grad_case cases[] = {
     {"partition", f_partition, 1, {2}, {{2, 5}}, -1, 1, 0},
     {"topk", f_topk, 1, {2}, {{2, 5}}, -1, 1, 0},
     {"median", f_median, 1, {2}, {{2, 5}}, -1, 1, 0},
+    /* quantization: bilinear in x and (scales, biases), so a large step is
+     * exact and dwarfs float32's rounding */
+    {"quantized_matmul", f_qmm, 3, {2, 2, 2}, {{2, 32}, {2, 1}, {2, 1}}, -1, 1, 0.5},
+    {"quantized_matmul_untransposed", f_qmm_untransposed, 3, {2, 2, 2}, {{3, 2}, {2, 1}, {2, 1}}, -1, 1, 0.5},
+    {"dequantize", f_dequantize, 2, {2, 2}, {{2, 1}, {2, 1}}, -1, 1, 0.5},
     /* linear algebra */
     {"matmul", f_matmul, 2, {2, 2}, {{2, 3}, {3, 4}}, -1, 1, 0},
     {"matmul_batched_broadcast", f_matmul, 2, {3, 2}, {{2, 2, 3}, {3, 2}}, -1, 1, 0},

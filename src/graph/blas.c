@@ -245,6 +245,12 @@ void mc_blas_gemm_nt(mlx_dtype dtype, int m, int n, int k, const void *a, int64_
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, (mc_bint)lda, b, (mc_bint)ldb,
                     0.0f, c, (mc_bint)ldc);
+void mc_blas_sgemm_tile(int m, int n, int k, const float *a, int64_t lda, const float *b, int64_t ldb,
+                        bool b_trans, float *c, int64_t ldc)
+{
+    atomic_fetch_add_explicit(&n_gemm, 1, memory_order_relaxed);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, b_trans ? CblasTrans : CblasNoTrans, m, n, k, 1.0f, a,
+                (mc_bint)lda, b, (mc_bint)ldb, 0.0f, c, (mc_bint)ldc);
 }
 
 void mc_blas_scale(mlx_dtype dtype, size_t n, float alpha, void *x)

@@ -56,6 +56,13 @@ int mc_blas_matmul(const mc_blas_matmul_args *args, const char *fn);
  * m, n, k >= 1 within cblas's int. */
 void mc_blas_gemm_nt(mlx_dtype dtype, int m, int n, int k, const void *a, int64_t lda, const void *b,
                      int64_t ldb, void *c, int64_t ldc);
+/* One single-threaded float32 product for a caller that splits the work
+ * itself (a pool worker may call it): C (m x n, leading dimension ldc) =
+ * A (m x k, row-major, lda) times B^T (B stored n x k row-major, ldb) when
+ * b_trans, else times B (stored k x n, ldb). Sizes fit int (the caller
+ * tiles). */
+void mc_blas_sgemm_tile(int m, int n, int k, const float *a, int64_t lda, const float *b, int64_t ldb,
+                        bool b_trans, float *c, int64_t ldc);
 
 /* x[i] *= alpha for i < n (dtype as above; n may exceed INT_MAX). */
 void mc_blas_scale(mlx_dtype dtype, size_t n, float alpha, void *x);

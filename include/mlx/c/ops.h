@@ -1421,6 +1421,68 @@ int mlx_conv_transpose3d(
     int output_padding_1,
     int output_padding_2,
     int groups,
+/* ---- Quantization (MLX's "affine" mode) ---------------------------------- */
+
+/* Quantizes the last axis of w (float32, float16 or bfloat16, at least 2-D)
+ * in groups of group_size (32, 64 or 128; default 64) to bits (2, 3, 4,
+ * 5, 6 or 8; default 4) bits, packed into uint32 as MLX packs them. *res
+ * becomes {packed w, scales, biases} (scales and biases of w's dtype).
+ * mode must be "affine"; global_scale must be empty. */
+int mlx_quantize(
+    mlx_vector_array* res,
+    const mlx_array w,
+    mlx_optional_int group_size,
+    mlx_optional_int bits,
+    const char* mode,
+    const mlx_array global_scale /* may be null */,
+    const mlx_stream s);
+
+/* The inverse of mlx_quantize: scales * code + biases per group, of the
+ * scales' dtype or of dtype when given. biases are required ("affine"). */
+int mlx_dequantize(
+    mlx_array* res,
+    const mlx_array w,
+    const mlx_array scales,
+    const mlx_array biases /* may be null */,
+    mlx_optional_int group_size,
+    mlx_optional_int bits,
+    const char* mode,
+    const mlx_array global_scale /* may be null */,
+    mlx_optional_dtype dtype,
+    const mlx_stream s);
+
+/* x @ W^T (transpose) or x @ W, W the dequantized w, without forming W:
+ * the output has x's shape with the last dim W's outer dim, and the dtype
+ * promoted from x, scales and biases. */
+int mlx_quantized_matmul(
+    mlx_array* res,
+    const mlx_array x,
+    const mlx_array w,
+    const mlx_array scales,
+    const mlx_array biases /* may be null */,
+    bool transpose,
+    mlx_optional_int group_size,
+    mlx_optional_int bits,
+    const char* mode,
+    const mlx_stream s);
+
+/* quantized_matmul of the batches of x that lhs_indices selects with the
+ * batches of w (scales, biases) that rhs_indices selects, pair by pair
+ * over the indices' broadcast shape (an absent index array selects every
+ * batch in order); with neither, quantized_matmul. */
+int mlx_gather_qmm(
+    mlx_array* res,
+    const mlx_array x,
+    const mlx_array w,
+    const mlx_array scales,
+    const mlx_array biases /* may be null */,
+    const mlx_array lhs_indices /* may be null */,
+    const mlx_array rhs_indices /* may be null */,
+    bool transpose,
+    mlx_optional_int group_size,
+    mlx_optional_int bits,
+    const char* mode,
+    bool sorted_indices,
     const mlx_stream s);
 
 /* ---- Miscellaneous ------------------------------------------------------- */

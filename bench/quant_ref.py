@@ -1,0 +1,32 @@
+#!/usr/bin/env python3
+"""MLX's CPU quantized_matmul (4-bit, group 64, float32 x) on the shapes of
+bench/bench_quant.c, in the same BENCH line format. Run with the python
+that has PyPI's mlx (BENCH_MLX_PYTHON)."""
+import time
+
+import mlx.core as mx
+
+mx.set_default_device(mx.cpu)
+
+
+def measure(f, reps):
+    for _ in range(2):
+        mx.eval(f())
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter_ns()
+        mx.eval(f())
+        ts.append(time.perf_counter_ns() - t)
+    ts.sort()
+    return ts[len(ts) // 2], ts[0]
+
+
+for name, m, n, k in (("decode_4096x4096", 1, 4096, 4096), ("decode_11008x4096", 1, 11008, 4096),
+                      ("prefill_512_4096x4096", 512, 4096, 4096)):
+    x = mx.random.normal((m, k))
+    w = mx.random.normal((n, k))
+    q, s, b = mx.quantize(w, group_size=64, bits=4)
+    mx.eval(x, q, s, b)
+    med, mn = measure(lambda: mx.quantized_matmul(x, q, s, b, transpose=True, group_size=64, bits=4),
+                      3 if m > 1 else 10)
+    print("BENCH side=mlx name=qmm_%s threads=0 median_ns=%d min_ns=%d reps=%d" % (name, med, mn, 3 if m > 1 else 10))

@@ -1,0 +1,205 @@
+/* The products' kernels of simd/quant.h: unpacking a packed row to float32
+ * and the decode product (a few rows of x against every row of W). Built
+ * three times on x86_64 (generic, AVX2+FMA, AVX-512: MC_QK_VARIANT names
+ * the build, quant_pick.c chooses), once elsewhere; the source is written
+ * once on 8-lane float vectors, which each build maps to its registers.
+ *
+ * The decode product streams W once: for bits 2, 4 and 8 eight codes at a
+ * time are shifted out of their words into an integer vector, converted
+ * and multiplied into per-group accumulators that are scaled once per
+ * group; the bias term is bias * sum(x over the group), with the group
+ * sums of x computed once per call. So per code: a shift, a mask, a
+ * convert and one multiply-add per row of x. */
+#include <stdbool.h>
+#include <string.h>
+
+#include "simd/dtype.h"
+#include "simd/half_convert.h"
+#include "simd/quant.h"
+
+#ifndef MC_QK_VARIANT
+#define MC_QK_VARIANT generic
+#endif
+#define QK_CAT2(a, b) a##_##b
+#define QK_CAT(a, b) QK_CAT2(a, b)
+#define QK_NAME(f) QK_CAT(f, MC_QK_VARIANT)
+
+/* the vector helpers are static and inlined: no call passes a vector, so
+ * GCC's note that AVX vectors change the ABI without AVX does not apply */
+#if defined(__clang__)
+#pragma clang diagnostic ignored "-Wpsabi"
+#elif defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wpsabi"
+#endif
+
+typedef float v8f __attribute__((vector_size(32)));
+typedef int32_t v8i __attribute__((vector_size(32)));
+typedef uint32_t v8u __attribute__((vector_size(32)));
+
+/* Rows of x one pass over a W row serves. */
+enum { QK_MB = 4 };
+
+static inline float scale_at(const void *p, int dtype, size_t i)
+{
+    switch (dtype) {
+    case MC_SIMD_FLOAT16: return mc_f16_to_f32(((const uint16_t *)p)[i]);
+    case MC_SIMD_BFLOAT16: return mc_bf16_to_f32(((const uint16_t *)p)[i]);
+    default: return ((const float *)p)[i];
+    }
+}
+
+static inline v8f load8(const float *p)
+{
+    v8f v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void store8(float *p, v8f v) { memcpy(p, &v, sizeof v); }
+
+static inline float hsum8(v8f v) { return ((v[0] + v[4]) + (v[1] + v[5])) + ((v[2] + v[6]) + (v[3] + v[7])); }
+
+/* Codes e..e+7 of a row (e a multiple of 8) for bits 2, 4 or 8, as floats. */
+static inline __attribute__((always_inline)) v8f unpack8(const uint32_t *w, int e, int bits)
+{
+    v8u v;
+    if (bits == 4) {
+        uint32_t a = w[e >> 3];
+        v = ((v8u){a, a, a, a, a, a, a, a} >> (v8u){0, 4, 8, 12, 16, 20, 24, 28}) & 15u;
+    } else if (bits == 8) {
+        uint32_t a = w[e >> 2], b = w[(e >> 2) + 1];
+        v = ((v8u){a, a, a, a, b, b, b, b} >> (v8u){0, 8, 16, 24, 0, 8, 16, 24}) & 255u;
+    } else {
+        uint32_t a = w[e >> 4] >> ((e & 15) * 2);
+        v = ((v8u){a, a, a, a, a, a, a, a} >> (v8u){0, 2, 4, 6, 8, 10, 12, 14}) & 3u;
+    }
+    return __builtin_convertvector((v8i)v, v8f);
+}
+
+/* The code at bit offset o of a bit stream, any bits. */
+static inline uint32_t code_at(const uint8_t *p, size_t o, int bits)
+{
+    size_t byte = o >> 3;
+    unsigned sh = (unsigned)(o & 7);
+    uint32_t v = p[byte];
+    if (sh + (unsigned)bits > 8)
+        v |= (uint32_t)p[byte + 1] << 8;
+    return (v >> sh) & ((1u << bits) - 1u);
+}
+
+static inline bool fast_bits(int bits) { return bits == 2 || bits == 4 || bits == 8; }
+
+void QK_NAME(mc_qdequant_f32)(const mc_qmat *q, int row, int e0, int count, float *out)
+{
+    const uint32_t *w = q->w + (size_t)row * q->wld;
+    size_t sbase = (size_t)row * q->sld;
+    for (int g = e0 / q->gs; g < (e0 + count) / q->gs; g++) {
+        float s = scale_at(q->scales, q->sdtype, sbase + (size_t)g);
+        float b = scale_at(q->biases, q->sdtype, sbase + (size_t)g);
+        float *o = out + (g * q->gs - e0);
+        int e = g * q->gs;
+        if (fast_bits(q->bits)) {
+            v8f vs = {s, s, s, s, s, s, s, s}, vb = {b, b, b, b, b, b, b, b};
+            for (int j = 0; j < q->gs; j += 8)
+                store8(o + j, unpack8(w, e + j, q->bits) * vs + vb);
+        } else {
+            const uint8_t *p = (const uint8_t *)w;
+            for (int j = 0; j < q->gs; j++)
+                o[j] = (float)code_at(p, (size_t)(e + j) * (size_t)q->bits, q->bits) * s + b;
+        }
+    }
+}
+
+size_t QK_NAME(mc_qgemv_t_scratch)(const mc_qmat *q, int M, int K)
+{
+    return (size_t)M * (size_t)(K / q->gs) + (fast_bits(q->bits) ? 0 : (size_t)K);
+}
+
+/* Rows [n0, n1) against up to QK_MB rows of x, for a bits value known at
+ * compile time after inlining. */
+static inline __attribute__((always_inline)) void gemv_block(const mc_qmat *q, int bits, int K, const float *x,
+                                                             int mb, size_t ldx, const float *xsum, int ng,
+                                                             float *out, size_t ldo, int n0, int n1)
+{
+    const int gs = q->gs;
+    for (int n = n0; n < n1; n++) {
+        const uint32_t *w = q->w + (size_t)n * q->wld;
+        size_t sbase = (size_t)n * q->sld;
+        v8f acc[QK_MB] = {{0}};
+        float bsum[QK_MB] = {0};
+        for (int g = 0; g < ng; g++) {
+            float s = scale_at(q->scales, q->sdtype, sbase + (size_t)g);
+            float b = scale_at(q->biases, q->sdtype, sbase + (size_t)g);
+            v8f ga[QK_MB] = {{0}};
+            int e0 = g * gs;
+            for (int e = e0; e < e0 + gs; e += 8) {
+                v8f wf = unpack8(w, e, bits);
+                for (int m = 0; m < mb; m++)
+                    ga[m] += wf * load8(x + (size_t)m * ldx + (size_t)e);
+            }
+            v8f vs = {s, s, s, s, s, s, s, s};
+            for (int m = 0; m < mb; m++) {
+                acc[m] += ga[m] * vs;
+                bsum[m] += b * xsum[(size_t)m * (size_t)ng + (size_t)g];
+            }
+        }
+        for (int m = 0; m < mb; m++)
+            out[(size_t)m * ldo + (size_t)n] = hsum8(acc[m]) + bsum[m];
+    }
+    (void)K;
+}
+
+/* Any bits: each W row unpacked to float32 once, then dotted with each
+ * row of x. */
+static void gemv_slow(const mc_qmat *q, int K, const float *x, int M, size_t ldx, float *out, size_t ldo, int n0,
+                      int n1, float *row)
+{
+    for (int n = n0; n < n1; n++) {
+        QK_NAME(mc_qdequant_f32)(q, n, 0, K, row);
+        for (int m = 0; m < M; m++) {
+            const float *xm = x + (size_t)m * ldx;
+            v8f acc = {0};
+            int k = 0;
+            for (; k + 8 <= K; k += 8)
+                acc += load8(row + k) * load8(xm + k);
+            float t = hsum8(acc);
+            for (; k < K; k++)
+                t += row[k] * xm[k];
+            out[(size_t)m * ldo + (size_t)n] = t;
+        }
+    }
+}
+
+void QK_NAME(mc_qgemv_t)(const mc_qmat *q, int K, const float *x, int M, size_t ldx, float *out, size_t ldo,
+                         int n0, int n1, float *tmp)
+{
+    if (!fast_bits(q->bits)) {
+        gemv_slow(q, K, x, M, ldx, out, ldo, n0, n1, tmp + (size_t)M * (size_t)(K / q->gs));
+        return;
+    }
+    int ng = K / q->gs;
+    /* group sums of x, for the bias terms */
+    for (int m = 0; m < M; m++) {
+        for (int g = 0; g < ng; g++) {
+            const float *xg = x + (size_t)m * ldx + (size_t)g * (size_t)q->gs;
+            v8f a = {0};
+            for (int j = 0; j < q->gs; j += 8)
+                a += load8(xg + j);
+            tmp[(size_t)m * (size_t)ng + (size_t)g] = hsum8(a);
+        }
+    }
+    for (int m0 = 0; m0 < M; m0 += QK_MB) {
+        int mb = M - m0 < QK_MB ? M - m0 : QK_MB;
+        const float *xb = x + (size_t)m0 * ldx;
+        const float *xs = tmp + (size_t)m0 * (size_t)ng;
+        float *ob = out + (size_t)m0 * ldo;
+        /* one row of x (decoding) gets its own inlined copy */
+        switch (q->bits * 2 + (mb == 1)) {
+        case 9: gemv_block(q, 4, K, xb, 1, ldx, xs, ng, ob, ldo, n0, n1); break;
+        case 8: gemv_block(q, 4, K, xb, mb, ldx, xs, ng, ob, ldo, n0, n1); break;
+        case 17: gemv_block(q, 8, K, xb, 1, ldx, xs, ng, ob, ldo, n0, n1); break;
+        case 16: gemv_block(q, 8, K, xb, mb, ldx, xs, ng, ob, ldo, n0, n1); break;
+        default: gemv_block(q, 2, K, xb, mb, ldx, xs, ng, ob, ldo, n0, n1); break;
+        }
+    }
+}

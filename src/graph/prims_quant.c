@@ -1,0 +1,653 @@
+/* Owns the quantization primitives Quantize, Dequantize and QuantizedMatmul
+ * (prims_quant.h): their shape rules, evaluation through simd/quant.h's
+ * kernels, and MLX 0.31.1's derivative rules.
+ *
+ * QuantizedMatmul runs two ways. With few rows of x (decoding: M below
+ * QMM_SMALL_M) each worker streams its share of W's rows once through the
+ * register-unpacking dot kernel. With more rows it dequantizes a tile of W
+ * (up to 4 MiB of float32: wide enough that sgemm repacks x rarely, small
+ * enough for the last-level cache) and hands it to sgemm, so the unpacking
+ * is paid once per weight however large M is. Either way the work is
+ * split over W's rows (or column groups) across the worker pool, each
+ * worker with its own scratch slot. Computation is in float32;
+ * float16/bfloat16 operands are converted on entry and the result on
+ * exit.
+ *
+ * The jvp of QuantizedMatmul has a rule for scales and biases, where MLX
+ * has none (it raises). */
+#include <stdatomic.h>
+#include <string.h>
+
+#include "graph/blas.h"
+#include "graph/build.h"
+#include "graph/prims_quant.h"
+#include "runtime/alloc.h"
+#include "runtime/error.h"
+#include "runtime/pool.h"
+#include "simd/quant.h"
+#include "simd/simd.h"
+
+/* Rows of x up to which the dot kernel beats dequantize + sgemm. */
+enum { QMM_SMALL_M = 8 };
+/* Floats in one dequantized tile (4 MiB). */
+enum { QMM_TILE_FLOATS = 1 << 20 };
+
+/* ---- scratch memory ---- */
+
+typedef struct scratch {
+    void *p;
+    size_t nbytes;
+} scratch;
+
+static void *scratch_take(scratch *s, size_t nbytes, const char *fn)
+{
+    s->p = mc_data_alloc(nbytes);
+    s->nbytes = nbytes;
+    if (!s->p)
+        mc_error_oom(fn, nbytes);
+    return s->p;
+}
+
+static void scratch_drop(scratch *s)
+{
+    if (s->p)
+        mc_data_free(s->p, s->nbytes);
+    s->p = NULL;
+}
+
+/* x's elements row-major in dtype ct: x's own data when it already is,
+ * else a converted copy in s. NULL with an error reported. */
+static const void *dense(const mc_array *x, mlx_dtype ct, scratch *s, const char *fn)
+{
+    if (x->dtype == ct && (x->flags & MC_FLAG_ROW_CONTIG))
+        return x->data;
+    size_t isz = mc_dtype_size(ct);
+    if (!scratch_take(s, (x->size ? x->size : 1) * isz, fn))
+        return NULL;
+    mc_convert_kernel k = mc_kernels()->convert[x->dtype][ct];
+    if (!k) {
+        mc_error("[%s] Cannot convert %s to %s.", fn, mc_dtype_name(x->dtype), mc_dtype_name(ct));
+        return NULL;
+    }
+    int64_t st[MC_MAX_NDIM];
+    mc_row_strides(x->ndim, x->shape, st);
+    mc_unary_strided(k, mc_dtype_size(x->dtype), isz, x->data, x->strides, s->p, st, x->ndim, x->shape);
+    return s->p;
+}
+
+/* ---- Quantize ---- */
+
+static const char *quantize_name(const void *params)
+{
+    static const char *const names[] = {"Quantize(w)", "Quantize(scales)", "Quantize(biases)"};
+    return names[((const mc_quant_params *)params)->which];
+}
+
+static int quantize_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    const mc_quant_params *p = params;
+    const mc_array *w = in[0];
+    if (w->ndim < 2 || w->shape[w->ndim - 1] % p->group_size != 0)
+        return mc_error("[%s] Internal: Quantize of shape rank %d.", fn, w->ndim);
+    out->ndim = w->ndim;
+    memcpy(out->shape, w->shape, sizeof(int) * (size_t)w->ndim);
+    int k = w->shape[w->ndim - 1];
+    out->shape[w->ndim - 1] = p->which == 0 ? k * p->bits / 32 : k / p->group_size;
+    out->dtype = p->which == 0 ? MLX_UINT32 : w->dtype;
+    return 0;
+}
+
+typedef struct quantize_job {
+    const void *w;
+    int dtype, gs, bits;
+    uint8_t *packed;
+    void *scales, *biases;
+} quantize_job;
+
+static void quantize_range(void *ctx, size_t g0, size_t g1)
+{
+    const quantize_job *j = ctx;
+    mc_quant_affine(j->w, j->dtype, g0, g1, j->gs, j->bits, j->packed, j->scales, j->biases);
+}
+
+static int quantize_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    static const char fn[] = "quantize";
+    const mc_quant_params *p = params;
+    const mc_array *w = in[0];
+    size_t groups = w->size / (size_t)p->group_size;
+    size_t isz = mc_dtype_size(w->dtype);
+    /* the kernel writes all three outputs: those this node is not go to
+     * scratch */
+    size_t sizes[3] = {groups * (size_t)p->group_size * (size_t)p->bits / 8, groups * isz, groups * isz};
+    scratch sw = {0}, tmp[3] = {{0}};
+    void *dst[3];
+    int rc = 1;
+    if (mc_array_alloc_data(out, fn))
+        return 1;
+    const void *wd = dense(w, w->dtype, &sw, fn);
+    if (!wd)
+        goto done;
+    for (int i = 0; i < 3; i++) {
+        dst[i] = i == p->which ? out->data : scratch_take(&tmp[i], sizes[i] + 1, fn);
+        if (!dst[i])
+            goto done;
+    }
+    quantize_job j = {wd, w->dtype, p->group_size, p->bits, dst[0], dst[1], dst[2]};
+    mc_parallel_for(groups, 1024, quantize_range, &j);
+    rc = 0;
+done:
+    scratch_drop(&sw);
+    for (int i = 0; i < 3; i++)
+        scratch_drop(&tmp[i]);
+    return rc;
+}
+
+static int quantize_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                        const char *fn)
+{
+    (void)vjps, (void)node, (void)cot, (void)argnums, (void)nargs;
+    return mc_error("[%s] The vjp of Quantize is not implemented (as in MLX).", fn);
+}
+
+static mc_array *quantize_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    (void)node, (void)tans, (void)argnums, (void)nargs;
+    mc_error("[%s] The jvp of Quantize is not implemented (as in MLX).", fn);
+    return NULL;
+}
+
+const mc_prim_info mc_prim_quantize = {
+    .name = "Quantize",
+    .arity = 1,
+    .infer = quantize_infer,
+    .eval = quantize_eval,
+    .vjp = quantize_vjp,
+    .jvp = quantize_jvp,
+    .name_of = quantize_name,
+};
+
+/* ---- Dequantize ---- */
+
+static int dequantize_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    const mc_quant_params *p = params;
+    const mc_array *w = in[0], *s = in[1];
+    if (w->dtype != MLX_UINT32 || s->dtype != in[2]->dtype || w->ndim < 1)
+        return mc_error("[%s] Internal: Dequantize of %s with %s scales.", fn, mc_dtype_name(w->dtype),
+                        mc_dtype_name(s->dtype));
+    out->ndim = w->ndim;
+    memcpy(out->shape, w->shape, sizeof(int) * (size_t)w->ndim);
+    out->shape[w->ndim - 1] = (int)((int64_t)w->shape[w->ndim - 1] * 32 / p->bits);
+    out->dtype = s->dtype;
+    return 0;
+}
+
+typedef struct dequantize_job {
+    const uint8_t *w;
+    const void *scales, *biases;
+    int sdtype, gs, bits;
+    void *out;
+} dequantize_job;
+
+static void dequantize_range(void *ctx, size_t g0, size_t g1)
+{
+    const dequantize_job *j = ctx;
+    mc_dequant_affine(j->w, j->scales, j->biases, j->sdtype, g0, g1, j->gs, j->bits, j->out);
+}
+
+static int dequantize_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    static const char fn[] = "dequantize";
+    const mc_quant_params *p = params;
+    scratch sw = {0}, ss = {0}, sb = {0};
+    int rc = 1;
+    if (mc_array_alloc_data(out, fn))
+        return 1;
+    const void *w = dense(in[0], MLX_UINT32, &sw, fn);
+    const void *s = w ? dense(in[1], out->dtype, &ss, fn) : NULL;
+    const void *b = s ? dense(in[2], out->dtype, &sb, fn) : NULL;
+    if (b) {
+        dequantize_job j = {w, s, b, out->dtype, p->group_size, p->bits, out->data};
+        mc_parallel_for(out->size / (size_t)p->group_size, 1024, dequantize_range, &j);
+        rc = 0;
+    }
+    scratch_drop(&sw);
+    scratch_drop(&ss);
+    scratch_drop(&sb);
+    return rc;
+}
+
+mc_array *mc_node_dequantize(mc_array *w, mc_array *scales, mc_array *biases, int group_size, int bits,
+                             const char *fn)
+{
+    mc_quant_params p = {0};
+    p.group_size = group_size;
+    p.bits = bits;
+    mc_array *in[3] = {w, scales, biases};
+    return mc_node_new(fn, MC_PRIM_DEQUANTIZE, in, 3, &p, sizeof p);
+}
+
+/* x (..., G * gs) viewed as (..., G, gs). */
+static mc_array *split_groups(mc_gb *s, mc_array *x, int gs)
+{
+    if (!x)
+        return NULL;
+    int shape[MC_MAX_NDIM];
+    memcpy(shape, x->shape, sizeof(int) * (size_t)x->ndim);
+    shape[x->ndim - 1] = x->shape[x->ndim - 1] / gs;
+    shape[x->ndim] = gs;
+    return mc_gb_reshape(s, x, x->ndim + 1, shape);
+}
+
+/* d (..., G * gs) summed over each group, shaped as like (..., G). */
+static mc_array *group_sums(mc_gb *s, mc_array *d, int gs, const mc_array *like)
+{
+    mc_array *g = split_groups(s, d, gs);
+    if (!g)
+        return NULL;
+    int axis = g->ndim - 1;
+    return mc_gb_reshape(s, mc_gb_sum(s, g, &axis, 1), like->ndim, like->shape);
+}
+
+/* The codes of w as values of like's dtype (w dequantized with unit scales
+ * and zero biases), held by s. */
+static mc_array *codes_of(mc_gb *s, mc_array *w, const mc_array *scales, const mc_quant_params *p)
+{
+    mc_array *one = mc_gb_full_like(s, 1.0, scales->dtype, scales);
+    mc_array *zero = mc_gb_full_like(s, 0.0, scales->dtype, scales);
+    if (!one || !zero)
+        return NULL;
+    return mc_gb_hold(s, mc_node_dequantize(w, one, zero, p->group_size, p->bits, s->fn));
+}
+
+/* out = codes * scales + biases: d/dscales = sum over the group of cot *
+ * codes, d/dbiases = sum of cot; w (integer) gets zeros, as MLX's
+ * composition of ops gives it. */
+static int dequantize_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
+                          const char *fn)
+{
+    const mc_quant_params *p = node->params;
+    mc_array *w = node->inputs[0], *sc = node->inputs[1];
+    for (int k = 0; k < nargs; k++) {
+        mc_gb s;
+        mc_gb_begin(&s, fn);
+        mc_array *g;
+        if (argnums[k] == 0)
+            g = mc_gb_zeros_like(&s, w);
+        else if (argnums[k] == 1)
+            g = group_sums(&s, mc_gb_op(&s, MC_B_MULTIPLY, cot, codes_of(&s, w, sc, p)), p->group_size, sc);
+        else
+            g = group_sums(&s, cot, p->group_size, node->inputs[2]);
+        if (mc_vjp_store(vjps, k, &s, g))
+            return 1;
+    }
+    return 0;
+}
+
+/* t (..., G) repeated over each group: (..., G * gs). */
+static mc_array *expand_groups(mc_gb *s, mc_array *t, int gs)
+{
+    if (!t)
+        return NULL;
+    int shape[MC_MAX_NDIM];
+    memcpy(shape, t->shape, sizeof(int) * (size_t)t->ndim);
+    shape[t->ndim] = 1;
+    mc_array *t1 = mc_gb_reshape(s, t, t->ndim + 1, shape);
+    shape[t->ndim] = gs;
+    mc_array *b = mc_gb_broadcast(s, t1, t->ndim + 1, shape);
+    shape[t->ndim - 1] = t->shape[t->ndim - 1] * gs;
+    return mc_gb_reshape(s, b, t->ndim, shape);
+}
+
+static mc_array *dequantize_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs,
+                                const char *fn)
+{
+    const mc_quant_params *p = node->params;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *r = NULL;
+    for (int k = 0; k < nargs; k++) {
+        mc_array *t = NULL;
+        if (argnums[k] == 1)
+            t = mc_gb_op(&s, MC_B_MULTIPLY, codes_of(&s, node->inputs[0], node->inputs[1], p),
+                         expand_groups(&s, tans[k], p->group_size));
+        else if (argnums[k] == 2)
+            t = expand_groups(&s, tans[k], p->group_size);
+        if (t)
+            r = r ? mc_gb_op(&s, MC_B_ADD, r, t) : t;
+    }
+    if (!r && !s.failed)
+        r = mc_gb_zeros_like(&s, node);
+    return mc_gb_finish_ref(&s, r);
+}
+
+const mc_prim_info mc_prim_dequantize = {
+    .name = "Dequantize",
+    .arity = 3,
+    .infer = dequantize_infer,
+    .eval = dequantize_eval,
+    .vjp = dequantize_vjp,
+    .jvp = dequantize_jvp,
+};
+
+/* ---- QuantizedMatmul ---- */
+
+static int qmm_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    (void)n;
+    const mc_quant_params *p = params;
+    const mc_array *x = in[0], *w = in[1];
+    if (x->ndim < 1 || w->ndim < 2 || w->dtype != MLX_UINT32 || in[2]->dtype != x->dtype ||
+        in[3]->dtype != x->dtype)
+        return mc_error("[%s] Internal: QuantizedMatmul of unchecked inputs.", fn);
+    int wlast = (int)((int64_t)w->shape[w->ndim - 1] * 32 / p->bits);
+    out->ndim = x->ndim;
+    memcpy(out->shape, x->shape, sizeof(int) * (size_t)x->ndim);
+    out->shape[x->ndim - 1] = p->transpose ? w->shape[w->ndim - 2] : wlast;
+    out->dtype = x->dtype;
+    return 0;
+}
+
+/* Scratch slots for the workers of one product: a worker takes a free slot
+ * for the length of its chunk. At most mc_pool_threads() chunks run at
+ * once, so with that many slots a free one always exists. */
+typedef struct slots {
+    int n;
+    size_t floats;
+    float **mem;
+    atomic_int *busy;
+} slots;
+
+static int slots_init(slots *s, int n, size_t floats, const char *fn)
+{
+    s->n = n;
+    s->floats = floats ? floats : 1;
+    s->mem = mc_xcalloc((size_t)n, sizeof *s->mem);
+    s->busy = mc_xcalloc((size_t)n, sizeof *s->busy);
+    if (!s->mem || !s->busy)
+        return mc_error_oom(fn, (size_t)n * sizeof *s->mem);
+    for (int i = 0; i < n; i++) {
+        s->mem[i] = mc_data_alloc(s->floats * sizeof(float));
+        if (!s->mem[i])
+            return mc_error_oom(fn, s->floats * sizeof(float));
+    }
+    return 0;
+}
+
+static void slots_free(slots *s)
+{
+    for (int i = 0; s->mem && i < s->n; i++)
+        if (s->mem[i])
+            mc_data_free(s->mem[i], s->floats * sizeof(float));
+    mc_xfree(s->mem);
+    mc_xfree(s->busy);
+}
+
+static int slot_take(slots *s)
+{
+    for (;;)
+        for (int i = 0; i < s->n; i++)
+            if (!atomic_exchange_explicit(&s->busy[i], 1, memory_order_acquire))
+                return i;
+}
+
+static void slot_give(slots *s, int i) { atomic_store_explicit(&s->busy[i], 0, memory_order_release); }
+
+/* One product: out (M x N, row-major) = x (M x K) against the packed q. */
+typedef struct qmm_job {
+    const mc_qmat *q;
+    const float *x;
+    float *out;
+    int M, N, K;
+    int tile; /* rows (transposed W) or column groups per dequantized tile */
+    slots sl;
+} qmm_job;
+
+static void qmm_gemv_range(void *ctx, size_t n0, size_t n1)
+{
+    qmm_job *j = ctx;
+    int i = slot_take(&j->sl);
+    mc_qgemv_t(j->q, j->K, j->x, j->M, (size_t)j->K, j->out, (size_t)j->N, (int)n0, (int)n1, j->sl.mem[i]);
+    slot_give(&j->sl, i);
+}
+
+/* Rows [n0, n1) of a transposed W: tiles of rows dequantized, then sgemm. */
+static void qmm_rows_range(void *ctx, size_t n0, size_t n1)
+{
+    qmm_job *j = ctx;
+    int i = slot_take(&j->sl);
+    float *tile = j->sl.mem[i];
+    for (size_t r = n0; r < n1; r += (size_t)j->tile) {
+        int rows = (int)(n1 - r < (size_t)j->tile ? n1 - r : (size_t)j->tile);
+        for (int t = 0; t < rows; t++)
+            mc_qdequant_f32(j->q, (int)r + t, 0, j->K, tile + (size_t)t * (size_t)j->K);
+        mc_blas_sgemm_tile(j->M, rows, j->K, j->x, j->K, tile, j->K, true, j->out + r, j->N);
+    }
+    slot_give(&j->sl, i);
+}
+
+/* Column groups [c0, c1) of an untransposed W (K rows of N): tiles of
+ * columns dequantized from every row, then sgemm. */
+static void qmm_cols_range(void *ctx, size_t c0, size_t c1)
+{
+    qmm_job *j = ctx;
+    int i = slot_take(&j->sl);
+    float *tile = j->sl.mem[i];
+    int gs = j->q->gs;
+    for (size_t c = c0; c < c1; c += (size_t)j->tile) {
+        int cols = (int)(c1 - c < (size_t)j->tile ? c1 - c : (size_t)j->tile) * gs;
+        for (int k = 0; k < j->K; k++)
+            mc_qdequant_f32(j->q, k, (int)c * gs, cols, tile + (size_t)k * (size_t)cols);
+        mc_blas_sgemm_tile(j->M, cols, j->K, j->x, j->K, tile, cols, false, j->out + c * (size_t)gs, j->N);
+    }
+    slot_give(&j->sl, i);
+}
+
+static int qmm_run(const mc_qmat *q, bool transpose, const float *x, int M, int N, int K, float *out,
+                   const char *fn)
+{
+    int threads = mc_pool_threads();
+    qmm_job j = {.q = q, .x = x, .out = out, .M = M, .N = N, .K = K};
+    size_t items, grain, floats;
+    mc_range_fn f;
+    if (transpose && M < QMM_SMALL_M) {
+        items = (size_t)N;
+        grain = 16;
+        floats = mc_qgemv_t_scratch(q, M, K);
+        f = qmm_gemv_range;
+    } else if (transpose) {
+        int rows = QMM_TILE_FLOATS / (K ? K : 1);
+        j.tile = rows < 8 ? 8 : rows;
+        items = (size_t)N;
+        grain = (size_t)j.tile;
+        floats = (size_t)j.tile * (size_t)K;
+        f = qmm_rows_range;
+    } else {
+        int groups = QMM_TILE_FLOATS / (K ? K : 1) / q->gs;
+        j.tile = groups < 1 ? 1 : groups;
+        items = (size_t)(N / q->gs);
+        grain = (size_t)j.tile;
+        floats = (size_t)j.tile * (size_t)q->gs * (size_t)K;
+        f = qmm_cols_range;
+    }
+    size_t chunks = (items + grain - 1) / grain;
+    int ns = (size_t)threads < chunks ? threads : (int)chunks;
+    int rc = slots_init(&j.sl, ns < 1 ? 1 : ns, floats, fn);
+    if (!rc)
+        mc_parallel_for(items, grain, f, &j);
+    slots_free(&j.sl);
+    return rc;
+}
+
+static int qmm_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    static const char fn[] = "quantized_matmul";
+    const mc_quant_params *p = params;
+    const mc_array *x = in[0], *w = in[1], *sc = in[2];
+    int K = x->shape[x->ndim - 1], M = x->ndim > 1 ? x->shape[x->ndim - 2] : 1, N = out->shape[out->ndim - 1];
+    bool direct = out->dtype == MLX_FLOAT32;
+    scratch sx = {0}, sw = {0}, ss = {0}, sb = {0}, so = {0};
+    int rc = 1;
+    if (mc_array_alloc_data(out, fn))
+        return 1;
+    if (out->size == 0)
+        return 0;
+    float *o = direct ? out->data : scratch_take(&so, out->size * sizeof(float), fn);
+    if (!o)
+        goto done;
+    if (K == 0) {
+        memset(o, 0, out->size * sizeof(float));
+    } else {
+        const float *xd = dense(x, MLX_FLOAT32, &sx, fn);
+        const uint32_t *wd = xd ? dense(w, MLX_UINT32, &sw, fn) : NULL;
+        const void *sd = wd ? dense(sc, out->dtype, &ss, fn) : NULL;
+        const void *bd = sd ? dense(in[3], out->dtype, &sb, fn) : NULL;
+        if (!bd)
+            goto done;
+        int wrows = w->shape[w->ndim - 2];
+        size_t wld = (size_t)w->shape[w->ndim - 1], sld = (size_t)sc->shape[sc->ndim - 1];
+        size_t batches = x->size / ((size_t)M * (size_t)K);
+        bool shared = w->ndim == 2 || x->ndim <= 2;
+        mc_qmat q = {wd, wld, sd, bd, sld, out->dtype, p->bits, p->group_size};
+        if (shared) {
+            /* one W for every batch: the batches are more rows of x */
+            rc = qmm_run(&q, p->transpose, xd, (int)(batches * (size_t)M), N, K, o, fn);
+        } else {
+            size_t ssz = mc_dtype_size(out->dtype), wstep = (size_t)wrows * wld, sstep = (size_t)wrows * sld;
+            rc = 0;
+            for (size_t b = 0; b < batches && !rc; b++) {
+                mc_qmat qb = q;
+                qb.w = wd + b * wstep;
+                qb.scales = (const char *)sd + b * sstep * ssz;
+                qb.biases = (const char *)bd + b * sstep * ssz;
+                rc = qmm_run(&qb, p->transpose, xd + b * (size_t)M * (size_t)K, M, N, K,
+                             o + b * (size_t)M * (size_t)N, fn);
+            }
+        }
+        if (rc)
+            goto done;
+    }
+    if (!direct)
+        mc_kernels()->convert[MLX_FLOAT32][out->dtype](o, out->data, out->size);
+    rc = 0;
+done:
+    scratch_drop(&sx);
+    scratch_drop(&sw);
+    scratch_drop(&ss);
+    scratch_drop(&sb);
+    scratch_drop(&so);
+    return rc;
+}
+
+mc_array *mc_node_quantized_matmul(mc_array *x, mc_array *w, mc_array *scales, mc_array *biases, int group_size,
+                                   int bits, bool transpose, const char *fn)
+{
+    mc_quant_params p = {0};
+    p.group_size = group_size;
+    p.bits = bits;
+    p.transpose = transpose;
+    mc_array *in[4] = {x, w, scales, biases};
+    return mc_node_new(fn, MC_PRIM_QUANTIZED_MATMUL, in, 4, &p, sizeof p);
+}
+
+/* The cotangent of the dequantized W: cot^T x (transposed W) or x^T cot,
+ * with x's and cot's leading dims flattened into rows when W is shared. */
+static mc_array *weight_cot(mc_gb *s, mc_array *node, mc_array *cot)
+{
+    const mc_quant_params *p = node->params;
+    mc_array *x = node->inputs[0], *w = node->inputs[1];
+    mc_array *fc = cot, *fx = x;
+    if (w->ndim == 2 || x->ndim < 2) {
+        int K = x->shape[x->ndim - 1], N = cot->shape[cot->ndim - 1];
+        int cs[2] = {(int)(cot->size / (size_t)(N ? N : 1)), N}, xs[2] = {(int)(x->size / (size_t)(K ? K : 1)), K};
+        fc = mc_gb_reshape(s, cot, 2, cs);
+        fx = mc_gb_reshape(s, x, 2, xs);
+    }
+    return p->transpose ? mc_gb_matmul(s, mc_gb_swap_last(s, fc), fx)
+                        : mc_gb_matmul(s, mc_gb_swap_last(s, fx), fc);
+}
+
+/* MLX's rule: x gets the product of cot with W the other way round; the
+ * packed weights have no gradient (an error, as in MLX); scales and
+ * biases get the group sums of the dequantized W's cotangent (times the
+ * codes for scales). */
+static int qmm_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    const mc_quant_params *p = node->params;
+    mc_array *x = node->inputs[0], *w = node->inputs[1], *sc = node->inputs[2], *bi = node->inputs[3];
+    for (int k = 0; k < nargs; k++) {
+        if (argnums[k] == 1) {
+            /* checked before anything is stored */
+            return mc_error("[%s] [QuantizedMatmul::vjp] no gradient wrt the quantized weights.", fn);
+        }
+    }
+    for (int k = 0; k < nargs; k++) {
+        mc_gb s;
+        mc_gb_begin(&s, fn);
+        mc_array *g;
+        if (argnums[k] == 0) {
+            g = mc_gb_hold(&s,
+                           mc_node_quantized_matmul(cot, w, sc, bi, p->group_size, p->bits, !p->transpose, fn));
+            (void)x;
+        } else {
+            mc_array *dw = weight_cot(&s, node, cot);
+            if (argnums[k] == 2)
+                dw = mc_gb_op(&s, MC_B_MULTIPLY, dw, codes_of(&s, w, sc, p));
+            g = group_sums(&s, dw, p->group_size, argnums[k] == 2 ? sc : bi);
+        }
+        if (mc_vjp_store(vjps, k, &s, g))
+            return 1;
+    }
+    return 0;
+}
+
+/* MLX's rule for x (the product with the tangent); MLX has none for
+ * scales and biases, where this gives the exact one: W is linear in them,
+ * so the tangent is x times W dequantized with the tangents as scales and
+ * biases. The packed weights have none (an error, as in MLX). */
+static mc_array *qmm_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    const mc_quant_params *p = node->params;
+    mc_array *x = node->inputs[0], *w = node->inputs[1];
+    mc_array *tx = NULL, *ts = NULL, *tb = NULL;
+    for (int k = 0; k < nargs; k++) {
+        if (argnums[k] == 1) {
+            mc_error("[%s] [QuantizedMatmul::jvp] No JVP wrt the quantized matrix yet.", fn);
+            return NULL;
+        }
+        tx = argnums[k] == 0 ? tans[k] : tx;
+        ts = argnums[k] == 2 ? tans[k] : ts;
+        tb = argnums[k] == 3 ? tans[k] : tb;
+    }
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *r = NULL;
+    if (tx)
+        r = mc_gb_hold(&s, mc_node_quantized_matmul(tx, w, node->inputs[2], node->inputs[3], p->group_size,
+                                                    p->bits, p->transpose, fn));
+    if (ts || tb) {
+        mc_array *s2 = ts ? ts : mc_gb_zeros_like(&s, node->inputs[2]);
+        mc_array *b2 = tb ? tb : mc_gb_zeros_like(&s, node->inputs[3]);
+        mc_array *wt = s2 && b2 ? mc_gb_hold(&s, mc_node_dequantize(w, s2, b2, p->group_size, p->bits, fn)) : NULL;
+        if (wt && p->transpose)
+            wt = mc_gb_swap_last(&s, wt);
+        mc_array *t = mc_gb_matmul(&s, x, wt);
+        r = r ? mc_gb_op(&s, MC_B_ADD, r, t) : t;
+    }
+    return mc_gb_finish_ref(&s, r);
+}
+
+const mc_prim_info mc_prim_quantized_matmul = {
+    .name = "QuantizedMatmul",
+    .arity = 4,
+    .infer = qmm_infer,
+    .eval = qmm_eval,
+    .vjp = qmm_vjp,
+    .jvp = qmm_jvp,
+};
