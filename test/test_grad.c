@@ -667,6 +667,8 @@ static int f_fftshift(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     const int axes[2] = {0, 1};
     return mlx_fft_fftshift(o, x[0], axes, 2, s);
+}
+
 /* fast.h (src/graph/prims_fast.c's rules) */
 static int f_rms_norm(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_fast_rms_norm(o, x[0], x[1], 1e-5f, s); }
 static int f_layer_norm(mlx_array *o, const mlx_array *x, mlx_stream s)

@@ -245,6 +245,8 @@ void mc_blas_gemm_nt(mlx_dtype dtype, int m, int n, int k, const void *a, int64_
     else
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k, 1.0f, a, (mc_bint)lda, b, (mc_bint)ldb,
                     0.0f, c, (mc_bint)ldc);
+}
+
 void mc_blas_sgemm_tile(int m, int n, int k, const float *a, int64_t lda, const float *b, int64_t ldb,
                         bool b_trans, float *c, int64_t ldc)
 {

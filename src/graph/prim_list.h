@@ -80,7 +80,6 @@
     X(MC_PRIM_RANDOM_BITS, mc_prim_random_bits)                                                    \
     X(MC_PRIM_RANDOM_DIST, mc_prim_random_dist)                                                    \
     X(MC_PRIM_RANDOM_PERMUTATION, mc_prim_random_permutation)                                      \
-    X(MC_PRIM_SVD, mc_prim_svd) /* multivariate_normal's square root of cov */                      \
     /* Fourier transforms (prims_fft.c, KissFFT calls in fft_plan.c) */                             \
     X(MC_PRIM_FFT, mc_prim_fft)                                                                    \
     /* fast.h's fused operations (prims_fast.c, attention in fast_sdpa.c) */                       \

@@ -1421,6 +1421,8 @@ int mlx_conv_transpose3d(
     int output_padding_1,
     int output_padding_2,
     int groups,
+    const mlx_stream s);
+
 /* ---- Quantization (MLX's "affine" mode) ---------------------------------- */
 
 /* Quantizes the last axis of w (float32, float16 or bfloat16, at least 2-D)
