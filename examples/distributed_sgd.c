@@ -23,12 +23,12 @@ enum { IN = 64, HIDDEN = 64, CLASSES = 10, BATCH = 256, NPARAMS = 4 };
 static const float learning_rate = 0.5f;
 static mlx_stream S;
 
-#define CHECK(call)                                                                                               \
-    do {                                                                                                          \
-        if (call) {                                                                                               \
-            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #call);                                  \
-            exit(1);                                                                                              \
-        }                                                                                                         \
+#define CHECK(call)                                                           \
+    do {                                                                      \
+        if (call) {                                                           \
+            fprintf(stderr, "%s:%d: %s failed\n", __FILE__, __LINE__, #call); \
+            exit(1);                                                          \
+        }                                                                     \
     } while (0)
 
 /* ---- the same numbers in every process: a fixed-seed generator ---- */

@@ -81,9 +81,9 @@ static void test_collectives_on_a_group_of_one_return_the_input(void **state)
     int shape[2] = {2, 3};
     mlx_array x = tu_f32(v, shape, 2), r = mlx_array_new();
     mlx_distributed_group g = mlx_distributed_init(false, NULL), none = {NULL};
-    int (*ops[])(mlx_array *, const mlx_array, const mlx_distributed_group, const mlx_stream) = {
-        mlx_distributed_all_sum, mlx_distributed_all_max, mlx_distributed_all_min, mlx_distributed_all_gather,
-        mlx_distributed_sum_scatter};
+    int (*ops[])(mlx_array *, const mlx_array, const mlx_distributed_group,
+                 const mlx_stream) = {mlx_distributed_all_sum, mlx_distributed_all_max, mlx_distributed_all_min,
+                                      mlx_distributed_all_gather, mlx_distributed_sum_scatter};
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
         OK(ops[i](&r, x, g, S));
         assert_ptr_equal(r.ctx, x.ctx);

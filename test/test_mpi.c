@@ -32,8 +32,8 @@
 static mlx_distributed_group world;
 static int rank, size;
 
-static const mlx_dtype all_dtypes[] = {MLX_BOOL,   MLX_UINT8,   MLX_UINT16,   MLX_UINT32,  MLX_UINT64,
-                                       MLX_INT8,   MLX_INT16,   MLX_INT32,    MLX_INT64,   MLX_FLOAT16,
+static const mlx_dtype all_dtypes[] = {MLX_BOOL,    MLX_UINT8,   MLX_UINT16,   MLX_UINT32,   MLX_UINT64,
+                                       MLX_INT8,    MLX_INT16,   MLX_INT32,    MLX_INT64,    MLX_FLOAT16,
                                        MLX_FLOAT32, MLX_FLOAT64, MLX_BFLOAT16, MLX_COMPLEX64};
 
 static void test_every_process_sees_its_rank_and_the_world_size(void **state)
@@ -412,8 +412,8 @@ static void test_gradients_follow_mlx_rules(void **state)
         cv[i] = (float)i;
     int cn = 2 * size, two = 2;
     mlx_array p = tu_f32(xv, &two, 1), c = tu_f32(cv, &cn, 1), d = mlx_array_new();
-    mlx_vector_array primals = mlx_vector_array_new(), cots = mlx_vector_array_new(), outs = mlx_vector_array_new(),
-                     vjps = mlx_vector_array_new();
+    mlx_vector_array primals = mlx_vector_array_new(), cots = mlx_vector_array_new(),
+                     outs = mlx_vector_array_new(), vjps = mlx_vector_array_new();
     OK(mlx_vector_array_append_value(primals, p));
     OK(mlx_vector_array_append_value(cots, c));
     OK(mlx_vjp(&outs, &vjps, gf, primals, cots));

@@ -1,7 +1,7 @@
 /* Owns distributed_group.h's entry points: handles over the library's
  * groups (src/distributed/group.c). */
-#include "distributed/group.h"
 #include "mlx/c/distributed_group.h"
+#include "distributed/group.h"
 #include "runtime/error.h"
 
 static mlx_distributed_group group_handle(mc_group *g) { return (mlx_distributed_group){g}; }

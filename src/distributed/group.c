@@ -12,8 +12,8 @@
 
 static pthread_mutex_t mc_groups_lock = PTHREAD_MUTEX_INITIALIZER;
 static mc_group mc_singleton = {.rank = 0, .size = 1};
-static mc_group *mc_world;   /* MPI's world, once made */
-static mc_group *mc_splits;  /* every split, newest first */
+static mc_group *mc_world;  /* MPI's world, once made */
+static mc_group *mc_splits; /* every split, newest first */
 
 static const char *const mc_backends[] = {"any", "mpi", "ring", "nccl", "jaccl"};
 

@@ -25,11 +25,11 @@ struct mc_mpi_comm {
 };
 
 static pthread_once_t mc_mpi_once = PTHREAD_ONCE_INIT;
-static int mc_mpi_init_rc;              /* 0, or 1: MPI could not start */
-static char mc_mpi_init_msg[256];       /* why, reported by every later call */
-static bool mc_mpi_we_initialised;      /* finalise at exit only if so */
+static int mc_mpi_init_rc;         /* 0, or 1: MPI could not start */
+static char mc_mpi_init_msg[256];  /* why, reported by every later call */
+static bool mc_mpi_we_initialised; /* finalise at exit only if so */
 static struct mc_mpi_comm mc_mpi_world_comm;
-static MPI_Datatype mc_type_half;       /* float16 and bfloat16: 2 opaque bytes */
+static MPI_Datatype mc_type_half; /* float16 and bfloat16: 2 opaque bytes */
 static MPI_Op mc_op_sum_f16, mc_op_sum_bf16, mc_op_max_f16, mc_op_max_bf16, mc_op_min_f16, mc_op_min_bf16;
 static MPI_Op mc_op_max_c64, mc_op_min_c64;
 
@@ -88,16 +88,16 @@ void mc_mpi_keep(void *p)
 
 /* ---- the reductions MPI does not have ---- */
 
-#define MC_HALF_OP(name, to_f32, from_f32, expr)                                                                  \
-    static void name(void *in, void *inout, int *len, MPI_Datatype *type)                                       \
-    {                                                                                                            \
-        (void)type;                                                                                              \
-        const uint16_t *x = in;                                                                                  \
-        uint16_t *acc = inout;                                                                                   \
-        for (int i = 0; i < *len; i++) {                                                                         \
-            float a = to_f32(acc[i]), b = to_f32(x[i]);                                                          \
-            acc[i] = from_f32(expr);                                                                             \
-        }                                                                                                        \
+#define MC_HALF_OP(name, to_f32, from_f32, expr)                          \
+    static void name(void *in, void *inout, int *len, MPI_Datatype *type) \
+    {                                                                     \
+        (void)type;                                                       \
+        const uint16_t *x = in;                                           \
+        uint16_t *acc = inout;                                            \
+        for (int i = 0; i < *len; i++) {                                  \
+            float a = to_f32(acc[i]), b = to_f32(x[i]);                   \
+            acc[i] = from_f32(expr);                                      \
+        }                                                                 \
     }
 /* max and min as MLX's std::max / std::min: a NaN accumulator stays */
 MC_HALF_OP(mc_sum_f16, mc_f16_to_f32, mc_f32_to_f16, a + b)
@@ -292,11 +292,18 @@ static MPI_Op mc_mpi_reduce_op(int op, mlx_dtype dt)
     bool f16 = dt == MLX_FLOAT16, bf16 = dt == MLX_BFLOAT16, c64 = dt == MLX_COMPLEX64;
     switch (op) {
     case MC_MPI_MAX:
-        return f16 ? mc_op_max_f16 : bf16 ? mc_op_max_bf16 : c64 ? mc_op_max_c64 : dt == MLX_BOOL ? MPI_LOR : MPI_MAX;
+        return f16              ? mc_op_max_f16
+               : bf16           ? mc_op_max_bf16
+               : c64            ? mc_op_max_c64
+               : dt == MLX_BOOL ? MPI_LOR
+                                : MPI_MAX;
     case MC_MPI_MIN:
-        return f16 ? mc_op_min_f16 : bf16 ? mc_op_min_bf16 : c64 ? mc_op_min_c64 : dt == MLX_BOOL ? MPI_LAND : MPI_MIN;
-    default:
-        return f16 ? mc_op_sum_f16 : bf16 ? mc_op_sum_bf16 : dt == MLX_BOOL ? MPI_LOR : MPI_SUM;
+        return f16              ? mc_op_min_f16
+               : bf16           ? mc_op_min_bf16
+               : c64            ? mc_op_min_c64
+               : dt == MLX_BOOL ? MPI_LAND
+                                : MPI_MIN;
+    default: return f16 ? mc_op_sum_f16 : bf16 ? mc_op_sum_bf16 : dt == MLX_BOOL ? MPI_LOR : MPI_SUM;
     }
 }
 
@@ -351,17 +358,19 @@ int mc_mpi_agree(mc_mpi_comm *c, int op, mlx_dtype dt, size_t count, const char 
         return 1;
     if (hi != lo) {
         int64_t other = hi != sig ? hi : lo;
-        return mc_error("[%s] The processes of the group disagree: this one runs %s on %zu elements of %s, another "
-                        "runs %s on %lld elements of %s.",
-                        fn, mc_mpi_op_name(op), count, mc_dtype_name(dt), mc_mpi_op_name((int)((other >> 4) & 15)),
-                        (long long)(other >> 8), mc_dtype_name((int)(other & 15)));
+        return mc_error(
+            "[%s] The processes of the group disagree: this one runs %s on %zu elements of %s, another "
+            "runs %s on %lld elements of %s.",
+            fn, mc_mpi_op_name(op), count, mc_dtype_name(dt), mc_mpi_op_name((int)((other >> 4) & 15)),
+            (long long)(other >> 8), mc_dtype_name((int)(other & 15)));
     }
     return 0;
 }
 
 /* ---- collectives ---- */
 
-int mc_mpi_all_reduce(mc_mpi_comm *c, int op, const void *in, void *out, size_t count, mlx_dtype dt, const char *fn)
+int mc_mpi_all_reduce(mc_mpi_comm *c, int op, const void *in, void *out, size_t count, mlx_dtype dt,
+                      const char *fn)
 {
     MPI_Datatype type = mc_mpi_type(dt);
     MPI_Op mop = mc_mpi_reduce_op(op, dt);
@@ -389,7 +398,8 @@ int mc_mpi_sum_scatter(mc_mpi_comm *c, const void *in, void *out, size_t count, 
 {
     if (mc_mpi_count(count, fn))
         return 1;
-    int rc = MPI_Reduce_scatter_block(in, out, (int)count, mc_mpi_type(dt), mc_mpi_reduce_op(MC_MPI_SUM, dt), c->comm);
+    int rc =
+        MPI_Reduce_scatter_block(in, out, (int)count, mc_mpi_type(dt), mc_mpi_reduce_op(MC_MPI_SUM, dt), c->comm);
     return rc == MPI_SUCCESS ? 0 : mc_mpi_fail(rc, fn, "MPI_Reduce_scatter_block");
 }
 
@@ -447,8 +457,8 @@ int mc_mpi_recv(mc_mpi_comm *c, void *buf, size_t count, mlx_dtype dt, int src, 
             MPI_Mrecv(scratch, bytes, MPI_BYTE, &msg, MPI_STATUS_IGNORE);
         mc_xfree(scratch);
         bool dtype_ok = st.MPI_TAG >= 0 && st.MPI_TAG <= MLX_COMPLEX64;
-        return mc_error("[%s] Rank %d sent %d bytes of %s; this process expected %zu elements of %s (%zu bytes).", fn,
-                        src, bytes, dtype_ok ? mc_dtype_name(st.MPI_TAG) : "an unknown dtype", count,
+        return mc_error("[%s] Rank %d sent %d bytes of %s; this process expected %zu elements of %s (%zu bytes).",
+                        fn, src, bytes, dtype_ok ? mc_dtype_name(st.MPI_TAG) : "an unknown dtype", count,
                         mc_dtype_name(dt), want);
     }
     int rc = MPI_Mrecv(buf, (int)count, mc_mpi_type(dt), &msg, MPI_STATUS_IGNORE);

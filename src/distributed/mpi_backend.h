@@ -47,7 +47,8 @@ void mc_mpi_comm_free(mc_mpi_comm *c);
 int mc_mpi_agree(mc_mpi_comm *c, int op, mlx_dtype dt, size_t count, const char *fn);
 
 /* Sum, max or min of count elements over c; in == out reduces in place. */
-int mc_mpi_all_reduce(mc_mpi_comm *c, int op, const void *in, void *out, size_t count, mlx_dtype dt, const char *fn);
+int mc_mpi_all_reduce(mc_mpi_comm *c, int op, const void *in, void *out, size_t count, mlx_dtype dt,
+                      const char *fn);
 /* count elements of every process, concatenated in rank order into out. */
 int mc_mpi_all_gather(mc_mpi_comm *c, const void *in, void *out, size_t count, mlx_dtype dt, const char *fn);
 /* The sum over c of in (size * count elements), block r to rank r. */

@@ -29,7 +29,8 @@ int mc_mpi_agree(mc_mpi_comm *c, int op, mlx_dtype dt, size_t count, const char 
     (void)c, (void)op, (void)dt, (void)count;
     return mc_mpi_none(fn);
 }
-int mc_mpi_all_reduce(mc_mpi_comm *c, int op, const void *in, void *out, size_t count, mlx_dtype dt, const char *fn)
+int mc_mpi_all_reduce(mc_mpi_comm *c, int op, const void *in, void *out, size_t count, mlx_dtype dt,
+                      const char *fn)
 {
     (void)c, (void)op, (void)in, (void)out, (void)count, (void)dt;
     return mc_mpi_none(fn);

@@ -16,7 +16,10 @@
 #include "graph/prims_slice.h"
 #include "runtime/error.h"
 
-static const char *all_reduce_fn(int op) { return op == MC_MPI_MAX ? "all_max" : op == MC_MPI_MIN ? "all_min" : "all_sum"; }
+static const char *all_reduce_fn(int op)
+{
+    return op == MC_MPI_MAX ? "all_max" : op == MC_MPI_MIN ? "all_min" : "all_sum";
+}
 
 /* ---- shared pieces of eval ---- */
 
@@ -136,17 +139,19 @@ static int all_gather_infer(mc_meta *out, mc_array *const *in, int n, const void
     return 0;
 }
 
-static int all_gather_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+/* AllGather and ReduceScatter: agree, then run `run` from x's row-major
+ * data into a fresh output. */
+typedef int (*dist_run_fn)(mc_mpi_comm *c, const void *in, void *out, size_t count, mlx_dtype dt, const char *fn);
+
+static int dist_block_eval(mc_array *out, mc_array *x, const mc_dist_params *p, int op, dist_run_fn run,
+                           bool count_is_input, const char *fn)
 {
-    (void)n;
-    const mc_dist_params *p = params;
-    const char *fn = "all_gather";
-    mc_array *x = in[0], *tmp;
+    mc_array *tmp;
     if (dist_begin(p, fn))
         return 1;
     if (!p->group->comm)
         return dist_share(out, x);
-    int rc = mc_mpi_agree(p->group->comm, MC_MPI_GATHER, x->dtype, x->size, fn);
+    int rc = mc_mpi_agree(p->group->comm, op, x->dtype, x->size, fn);
     if (rc)
         return dist_end(rc, p, NULL);
     if (dist_row_major(x, &tmp, fn))
@@ -154,9 +159,15 @@ static int all_gather_eval(mc_array *out, mc_array *const *in, int n, const void
     mc_array *src = tmp ? tmp : x;
     rc = mc_array_alloc_data(out, fn);
     if (!rc)
-        rc = mc_mpi_all_gather(p->group->comm, src->data, out->data, src->size, src->dtype, fn);
+        rc = run(p->group->comm, src->data, out->data, count_is_input ? src->size : out->size, src->dtype, fn);
     mc_array_release(tmp);
     return rc;
+}
+
+static int all_gather_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    return dist_block_eval(out, in[0], params, MC_MPI_GATHER, mc_mpi_all_gather, true, "all_gather");
 }
 
 /* This process's block of the cotangent (MLX's slice at rank * n). */
@@ -201,13 +212,15 @@ const mc_prim_info mc_prim_all_gather = {
 static int no_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
 {
     (void)vjps, (void)cot, (void)argnums, (void)nargs;
-    return mc_error("[%s] Not implemented for %s (as in MLX: Primitive::vjp).", fn, mc_prim_name(node->prim, node->params));
+    return mc_error("[%s] Not implemented for %s (as in MLX: Primitive::vjp).", fn,
+                    mc_prim_name(node->prim, node->params));
 }
 
 static mc_array *no_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
 {
     (void)tans, (void)argnums, (void)nargs;
-    mc_error("[%s] Not implemented for %s (as in MLX: Primitive::jvp).", fn, mc_prim_name(node->prim, node->params));
+    mc_error("[%s] Not implemented for %s (as in MLX: Primitive::jvp).", fn,
+             mc_prim_name(node->prim, node->params));
     return NULL;
 }
 
@@ -218,9 +231,10 @@ static int sum_scatter_infer(mc_meta *out, mc_array *const *in, int n, const voi
     same_infer(out, in, n, params, fn);
     int size = ((const mc_dist_params *)params)->group->size;
     if (out->ndim == 0 || out->shape[0] % size != 0)
-        return mc_error("[%s] Invalid shape for a group of size %d. The first dimension (axis 0) must be divisible "
-                        "by the group size.",
-                        fn, size);
+        return mc_error(
+            "[%s] Invalid shape for a group of size %d. The first dimension (axis 0) must be divisible "
+            "by the group size.",
+            fn, size);
     out->shape[0] /= size;
     return 0;
 }
@@ -228,24 +242,7 @@ static int sum_scatter_infer(mc_meta *out, mc_array *const *in, int n, const voi
 static int sum_scatter_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
     (void)n;
-    const mc_dist_params *p = params;
-    const char *fn = "sum_scatter";
-    mc_array *x = in[0], *tmp;
-    if (dist_begin(p, fn))
-        return 1;
-    if (!p->group->comm)
-        return dist_share(out, x);
-    int rc = mc_mpi_agree(p->group->comm, MC_MPI_SUM_SCATTER, x->dtype, x->size, fn);
-    if (rc)
-        return dist_end(rc, p, NULL);
-    if (dist_row_major(x, &tmp, fn))
-        return 1;
-    mc_array *src = tmp ? tmp : x;
-    rc = mc_array_alloc_data(out, fn);
-    if (!rc)
-        rc = mc_mpi_sum_scatter(p->group->comm, src->data, out->data, out->size, out->dtype, fn);
-    mc_array_release(tmp);
-    return rc;
+    return dist_block_eval(out, in[0], params, MC_MPI_SUM_SCATTER, mc_mpi_sum_scatter, false, "sum_scatter");
 }
 
 const mc_prim_info mc_prim_reduce_scatter = {

@@ -11,6 +11,16 @@
 /* The group behind a handle (null: the global group). */
 static mc_group *op_group(mlx_distributed_group group, const char *fn) { return mc_group_from_ctx(group.ctx, fn); }
 
+/* The checks every op taking an array starts with: the result pointer,
+ * x, then the group; NULL with one error reported if one fails. */
+static mc_group *op_begin(mlx_array *res, mlx_array x, mlx_distributed_group group, mc_array **a, const char *fn)
+{
+    if (mc_op_check_res(res, fn))
+        return NULL;
+    *a = mc_op_arg(x, fn, "x");
+    return *a ? op_group(group, fn) : NULL;
+}
+
 static mc_array *dist_node(int prim, mc_array *x, const mc_dist_params *p, const char *fn)
 {
     return mc_node_new(fn, prim, &x, x ? 1 : 0, p, sizeof *p);
@@ -19,10 +29,8 @@ static mc_array *dist_node(int prim, mc_array *x, const mc_dist_params *p, const
 /* all_sum, all_max, all_min: x itself on a group of one. */
 static int all_reduce_op(mlx_array *res, mlx_array x, mlx_distributed_group group, int op, const char *fn)
 {
-    if (mc_op_check_res(res, fn))
-        return 1;
-    mc_array *a = mc_op_arg(x, fn, "x");
-    mc_group *g = a ? op_group(group, fn) : NULL;
+    mc_array *a;
+    mc_group *g = op_begin(res, x, group, &a, fn);
     if (!g)
         return 1;
     if (g->size == 1)
@@ -34,19 +42,22 @@ static int all_reduce_op(mlx_array *res, mlx_array x, mlx_distributed_group grou
     return mc_op_store(res, dist_node(MC_PRIM_ALL_REDUCE, a, &p, fn), fn);
 }
 
-int mlx_distributed_all_sum(mlx_array *res, const mlx_array x, const mlx_distributed_group group, const mlx_stream s)
+int mlx_distributed_all_sum(mlx_array *res, const mlx_array x, const mlx_distributed_group group,
+                            const mlx_stream s)
 {
     (void)s;
     return all_reduce_op(res, x, group, MC_MPI_SUM, "distributed_all_sum");
 }
 
-int mlx_distributed_all_max(mlx_array *res, const mlx_array x, const mlx_distributed_group group, const mlx_stream s)
+int mlx_distributed_all_max(mlx_array *res, const mlx_array x, const mlx_distributed_group group,
+                            const mlx_stream s)
 {
     (void)s;
     return all_reduce_op(res, x, group, MC_MPI_MAX, "distributed_all_max");
 }
 
-int mlx_distributed_all_min(mlx_array *res, const mlx_array x, const mlx_distributed_group group, const mlx_stream s)
+int mlx_distributed_all_min(mlx_array *res, const mlx_array x, const mlx_distributed_group group,
+                            const mlx_stream s)
 {
     (void)s;
     return all_reduce_op(res, x, group, MC_MPI_MIN, "distributed_all_min");
@@ -55,10 +66,8 @@ int mlx_distributed_all_min(mlx_array *res, const mlx_array x, const mlx_distrib
 /* all_gather and sum_scatter: x itself on a group of one. */
 static int one_input_op(mlx_array *res, mlx_array x, mlx_distributed_group group, int prim, const char *fn)
 {
-    if (mc_op_check_res(res, fn))
-        return 1;
-    mc_array *a = mc_op_arg(x, fn, "x");
-    mc_group *g = a ? op_group(group, fn) : NULL;
+    mc_array *a;
+    mc_group *g = op_begin(res, x, group, &a, fn);
     if (!g)
         return 1;
     if (g->size == 1)
@@ -94,10 +103,8 @@ int mlx_distributed_send(mlx_array *res, const mlx_array x, int dst, const mlx_d
 {
     (void)s;
     const char *fn = "distributed_send";
-    if (mc_op_check_res(res, fn))
-        return 1;
-    mc_array *a = mc_op_arg(x, fn, "x");
-    mc_group *g = a ? op_group(group, fn) : NULL;
+    mc_array *a;
+    mc_group *g = op_begin(res, x, group, &a, fn);
     if (!g)
         return 1;
     if (g->size == 1)
