@@ -191,7 +191,8 @@ int mlx_random_multivariate_normal(mlx_array *res, const mlx_array mean, const m
     mlx_array cf = mlx_array_new(), u = mlx_array_new(), sv = mlx_array_new(), vt = mlx_array_new();
     mlx_array std = mlx_array_new(), z = mlx_array_new();
     mlx_vector_array usv = mlx_vector_array_new();
-    int rc = mlx_astype(&cf, cov, MLX_FLOAT32, s) || mlx_linalg_svd(&usv, cf, true, s) ||
+    /* an empty vector handle means its allocation failed (and reported) */
+    int rc = !usv.ctx || mlx_astype(&cf, cov, MLX_FLOAT32, s) || mlx_linalg_svd(&usv, cf, true, s) ||
              mlx_vector_array_get(&u, usv, 0) || mlx_vector_array_get(&sv, usv, 1) ||
              mlx_vector_array_get(&vt, usv, 2) || mlx_sqrt(&sv, sv, s) || mlx_expand_dims(&sv, sv, -2, s) || mlx_multiply(&std, u, sv, s) ||
              mlx_matmul(&std, std, vt, s) || mlx_astype(&std, std, dtype, s);
