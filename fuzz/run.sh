@@ -19,7 +19,8 @@ shift $(( $# < 3 ? $# : 3 ))
 san=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer)
 
 if [ ! -d "$dir" ]; then
-  CC=clang meson setup "$dir" -Dtests=false -Dbench=false -Db_lundef=false \
+  # (no MPI: nothing fuzzed talks to other processes)
+  CC=clang meson setup "$dir" -Dtests=false -Dbench=false -Db_lundef=false -Dmpi=disabled \
     -Db_sanitize=address,undefined \
     "-Dc_args=-fsanitize=fuzzer-no-link -fno-sanitize-recover=all -fno-omit-frame-pointer" \
     >/dev/null
@@ -29,7 +30,7 @@ ninja -C "$dir" -j "$(nproc 2>/dev/null || echo 2)" libmlx-cpu.a >/dev/null
 blas=$(pkg-config --libs openblas 2>/dev/null || echo -lopenblas)
 build() {
   clang -std=c11 -O1 -g -Iinclude "${san[@]}" -fsanitize=fuzzer \
-    "fuzz/fuzz_$1.c" "$dir/libmlx-cpu.a" $(pkg-config --libs sleef) $blas -lm -lpthread \
+    "fuzz/fuzz_$1.c" "$dir/libmlx-cpu.a" $(pkg-config --libs sleef kissfft-float) $blas -lm -lpthread \
     -o "$dir/fuzz_$1"
 }
 
