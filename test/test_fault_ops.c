@@ -24,22 +24,23 @@
 
 /* The inputs, made before any sweep. */
 typedef struct inputs {
-    mlx_array spd;       /* float32 (3, 3), symmetric positive definite */
-    mlx_array v3;        /* float32 (3,) */
-    mlx_array sig;       /* float32 (1, 8, 2): conv1d input, NLC */
-    mlx_array w1;        /* float32 (3, 3, 2): conv1d weight */
-    mlx_array img;       /* float32 (1, 4, 4, 2): conv2d input */
-    mlx_array w2;        /* float32 (3, 2, 2, 2): conv2d weight */
-    mlx_array x4;        /* float32 (1, 2, 4, 8): fast ops */
-    mlx_array w8, b8;    /* float32 (8,) */
-    mlx_array wq;        /* float32 (4, 64): quantized */
-    mlx_array xq;        /* float32 (2, 64) */
-    mlx_array i0, i1;    /* int32 (2,): [2, 0] and [1, 2] */
-    mlx_array upd;       /* float32 (2, 1, 1) */
-    mlx_array start;     /* int32 (1,): [1] */
-    mlx_array mask;      /* bool (3, 3) */
-    mlx_array h;         /* float32 (2, 8) */
-    mlx_closure grad_fn; /* f(sig, w1, x4) of conv1d, rfft, rms_norm, rope, sdpa */
+    mlx_array spd;        /* float32 (3, 3), symmetric positive definite */
+    mlx_array v3;         /* float32 (3,) */
+    mlx_array sig;        /* float32 (1, 8, 2): conv1d input, NLC */
+    mlx_array w1;         /* float32 (3, 3, 2): conv1d weight */
+    mlx_array img;        /* float32 (1, 4, 4, 2): conv2d input */
+    mlx_array w2;         /* float32 (3, 2, 2, 2): conv2d weight */
+    mlx_array x4;         /* float32 (1, 2, 4, 8): fast ops */
+    mlx_array w8, b8;     /* float32 (8,) */
+    mlx_array wq;         /* float32 (4, 64): quantized */
+    mlx_array xq;         /* float32 (2, 64) */
+    mlx_array i0, i1;     /* int32 (2,): [2, 0] and [1, 2] */
+    mlx_array upd;        /* float32 (2, 1, 1) */
+    mlx_array start;      /* int32 (1,): [1] */
+    mlx_array mask;       /* bool (3, 3) */
+    mlx_array h;          /* float32 (2, 8) */
+    mlx_closure grad_fn;  /* f(sig, w1, x4) of conv1d, rfft, rms_norm, rope, sdpa */
+    mlx_closure grad2_fn; /* f(x4, w8, b8, img, w2) of layer_norm, rms_norm, conv2d, sdpa, take */
 } inputs;
 
 static mlx_array seq(int n, double scale, double shift, const int *shape, int ndim)
@@ -236,26 +237,81 @@ static int grad_body(mlx_vector_array *res, const mlx_vector_array args)
     return rc;
 }
 
-/* The three gradients, flattened and joined. Each handle is made only
- * once the previous ones exist, so that the first failure is the only one
- * reported. */
-static int c_vjp(mlx_array *o, const inputs *in)
+/* sum(layer_norm(x4, w8, b8) * rms_norm(x4, w8)) + sum(conv2d(img, w2)^2)
+ * + sum(sdpa(x4, x4, x4, mask = x4[0, 0, :, :4] additive)) + sum(irfft(fft of
+ * w8)) + sum(w8[[1, 3]] * b8[[1, 3]]) */
+static int grad2_body(mlx_vector_array *res, const mlx_vector_array args)
 {
-    mlx_array prim[3] = {in->sig, in->w1, in->x4}, g = mlx_array_new();
-    mlx_vector_array v[5] = {{NULL}, {NULL}, {NULL}, {NULL}, {NULL}}; /* primals, cots, outs, grads, flat */
-    mlx_array one = mlx_array_new_float(1);
-    int rc = !one.ctx || !(v[0] = mlx_vector_array_new_data(prim, 3)).ctx ||
-             !(v[1] = mlx_vector_array_new_value(one)).ctx || !(v[2] = mlx_vector_array_new()).ctx ||
-             !(v[3] = mlx_vector_array_new()).ctx || !(v[4] = mlx_vector_array_new()).ctx ||
-             mlx_vjp(&v[2], &v[3], in->grad_fn, v[0], v[1]);
-    for (size_t i = 0; i < 3 && !rc; i++)
+    mlx_array x = mlx_array_new(), w = mlx_array_new(), b = mlx_array_new(), img = mlx_array_new();
+    mlx_array w2 = mlx_array_new(), a = mlx_array_new(), t = mlx_array_new(), m = mlx_array_new();
+    const int start[4] = {0, 0, 0, 0}, stop[4] = {1, 1, 4, 4}, str[4] = {1, 1, 1, 1};
+    const int32_t idx[2] = {1, 3};
+    const int two = 2;
+    mlx_array ia = mlx_array_new_data(idx, &two, 1, MLX_INT32);
+    int rc = !ia.ctx || mlx_vector_array_get(&x, args, 0) || mlx_vector_array_get(&w, args, 1) ||
+             mlx_vector_array_get(&b, args, 2) || mlx_vector_array_get(&img, args, 3) ||
+             mlx_vector_array_get(&w2, args, 4) || mlx_fast_layer_norm(&a, x, w, b, 1e-5f, S) ||
+             mlx_fast_rms_norm(&t, x, w, 1e-5f, S) || mlx_multiply(&a, a, t, S) || mlx_sum(&a, a, false, S) ||
+             mlx_conv2d(&t, img, w2, 1, 1, 1, 1, 1, 1, 1, S) || mlx_square(&t, t, S) || mlx_sum(&t, t, false, S) ||
+             mlx_add(&a, a, t, S) || mlx_slice(&m, x, start, 4, stop, 4, str, 4, S) ||
+             mlx_fast_scaled_dot_product_attention(&t, x, x, x, 0.35f, "array", m, (mlx_array){NULL}, S) ||
+             mlx_sum(&t, t, false, S) || mlx_add(&a, a, t, S) || mlx_fft_rfft(&t, w, 8, 0, S) ||
+             mlx_fft_irfft(&t, t, 8, 0, S) || mlx_sum(&t, t, false, S) || mlx_add(&a, a, t, S) ||
+             mlx_take_axis(&t, w, ia, 0, S) || mlx_take_axis(&m, b, ia, 0, S) || mlx_multiply(&t, t, m, S) ||
+             mlx_sum(&t, t, false, S) || mlx_add(&a, a, t, S) || mlx_vector_array_set_value(res, a);
+    TU_FREE(x, w, b, img, w2, a, t, m, ia);
+    return rc;
+}
+
+/* The gradients (vjp) or output tangents (jvp, ones as tangents) of fn at
+ * prim[0..np), flattened and joined. Each handle is made only once the
+ * previous ones exist, so that the first failure is the only one reported. */
+static int transform(mlx_array *o, mlx_closure fn, mlx_array *prim, size_t np, bool forward)
+{
+    mlx_array one = mlx_array_new_float(1), g = mlx_array_new(), tans[8];
+    size_t made = 0;
+    mlx_vector_array v[5] = {{NULL}, {NULL}, {NULL}, {NULL}, {NULL}}; /* primals, seeds, outs, results, flat */
+    int rc = !one.ctx;
+    for (; made < np && !rc; made++) {
+        tans[made] = mlx_array_new();
+        rc = mlx_ones_like(&tans[made], prim[made], S);
+    }
+    rc = rc || !(v[0] = mlx_vector_array_new_data(prim, np)).ctx ||
+         !(v[1] = forward ? mlx_vector_array_new_data(tans, np) : mlx_vector_array_new_value(one)).ctx ||
+         !(v[2] = mlx_vector_array_new()).ctx || !(v[3] = mlx_vector_array_new()).ctx ||
+         !(v[4] = mlx_vector_array_new()).ctx ||
+         (forward ? mlx_jvp(&v[2], &v[3], fn, v[0], v[1]) : mlx_vjp(&v[2], &v[3], fn, v[0], v[1]));
+    for (size_t i = 0; !rc && i < mlx_vector_array_size(v[3]); i++)
         rc = mlx_vector_array_get(&g, v[3], i) || mlx_flatten(&g, g, 0, -1, S) ||
              mlx_vector_array_append_value(v[4], g);
     rc = rc || mlx_concatenate_axis(o, v[4], 0, S);
     TU_FREE(one, g);
+    tu_free_n(tans, made);
     for (int i = 0; i < 5; i++)
         mlx_vector_array_free(v[i]);
     return rc;
+}
+
+static int c_vjp2(mlx_array *o, const inputs *in)
+{
+    mlx_array prim[5] = {in->x4, in->w8, in->b8, in->img, in->w2};
+    return transform(o, in->grad2_fn, prim, 5, false);
+}
+static int c_jvp(mlx_array *o, const inputs *in)
+{
+    mlx_array prim[3] = {in->sig, in->w1, in->x4};
+    return transform(o, in->grad_fn, prim, 3, true);
+}
+static int c_jvp2(mlx_array *o, const inputs *in)
+{
+    mlx_array prim[5] = {in->x4, in->w8, in->b8, in->img, in->w2};
+    return transform(o, in->grad2_fn, prim, 5, true);
+}
+
+static int c_vjp(mlx_array *o, const inputs *in)
+{
+    mlx_array prim[3] = {in->sig, in->w1, in->x4};
+    return transform(o, in->grad_fn, prim, 3, false);
 }
 
 typedef struct fam_case {
@@ -293,6 +349,9 @@ static const fam_case cases[] = {
     {"view", c_view},
     {"all_sum", c_all_sum},
     {"vjp of conv, fft, fast", c_vjp},
+    {"vjp of norms, conv2d, masked sdpa, take", c_vjp2},
+    {"jvp of conv, fft, fast", c_jvp},
+    {"jvp of norms, conv2d, masked sdpa, take", c_jvp2},
 };
 
 enum { MAX_VALUES = 512 };
@@ -358,6 +417,7 @@ static void make_inputs(inputs *in)
     in->mask = tu_array_of(MLX_BOOL, mask, s33, 2);
     in->h = seq(16, 1, 1.2, (int[]){2, 8}, 2);
     in->grad_fn = mlx_closure_new_func(grad_body);
+    in->grad2_fn = mlx_closure_new_func(grad2_body);
 }
 
 static void free_inputs(inputs *in)
@@ -365,6 +425,7 @@ static void free_inputs(inputs *in)
     TU_FREE(in->spd, in->v3, in->sig, in->w1, in->img, in->w2, in->x4, in->w8, in->b8, in->wq, in->xq, in->i0,
             in->i1, in->upd, in->start, in->mask, in->h);
     mlx_closure_free(in->grad_fn);
+    mlx_closure_free(in->grad2_fn);
 }
 
 static inputs in;
