@@ -60,6 +60,8 @@ enum { MC_OWN_VECS = 64 };
                     MC_OWN_STORE(y + j, r);                                   \
             }                                                                 \
             if (mc_any_i32(mc_##fn##_far_f32(key))) {                         \
+                if (stream)                                                   \
+                    mc_stream_fence(); /* the block's streamed stores first */ \
                 for (size_t j = i; j < end; j += w) {                         \
                     mc_vf32 v;                                                \
                     memcpy(&v, x + j, sizeof v);                              \
