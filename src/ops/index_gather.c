@@ -202,84 +202,84 @@ static const mlx_array no_array = {NULL};
 int mlx_gather(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const int *axes, size_t axes_num,
                const int *slice_sizes, size_t slice_sizes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return gather_op(res, a, &indices, no_array, axes, axes_num, slice_sizes, slice_sizes_num);
 }
 
 int mlx_gather_single(mlx_array *res, const mlx_array a, const mlx_array indices, int axis, const int *slice_sizes,
                       size_t slice_sizes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return gather_op(res, a, NULL, indices, &axis, 1, slice_sizes, slice_sizes_num);
 }
 
 int mlx_scatter(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates,
                 const int *axes, size_t axes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_op(res, a, &indices, no_array, updates, axes, axes_num, MC_SCATTER_NONE, "scatter");
 }
 
 int mlx_scatter_single(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_array updates,
                        int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_op(res, a, NULL, indices, updates, &axis, 1, MC_SCATTER_NONE, "scatter");
 }
 
 int mlx_scatter_add(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates,
                     const int *axes, size_t axes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_op(res, a, &indices, no_array, updates, axes, axes_num, MC_SCATTER_SUM, "scatter_add");
 }
 
 int mlx_scatter_add_single(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_array updates,
                            int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_op(res, a, NULL, indices, updates, &axis, 1, MC_SCATTER_SUM, "scatter_add");
 }
 
 int mlx_scatter_prod(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates,
                      const int *axes, size_t axes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_op(res, a, &indices, no_array, updates, axes, axes_num, MC_SCATTER_PROD, "scatter_prod");
 }
 
 int mlx_scatter_prod_single(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_array updates,
                             int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_op(res, a, NULL, indices, updates, &axis, 1, MC_SCATTER_PROD, "scatter_prod");
 }
 
 int mlx_scatter_max(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates,
                     const int *axes, size_t axes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_op(res, a, &indices, no_array, updates, axes, axes_num, MC_SCATTER_MAX, "scatter_max");
 }
 
 int mlx_scatter_max_single(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_array updates,
                            int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_op(res, a, NULL, indices, updates, &axis, 1, MC_SCATTER_MAX, "scatter_max");
 }
 
 int mlx_scatter_min(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates,
                     const int *axes, size_t axes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_op(res, a, &indices, no_array, updates, axes, axes_num, MC_SCATTER_MIN, "scatter_min");
 }
 
 int mlx_scatter_min_single(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_array updates,
                            int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_op(res, a, NULL, indices, updates, &axis, 1, MC_SCATTER_MIN, "scatter_min");
 }
 
@@ -340,7 +340,7 @@ static void dyn_starts(mc_gb *s, mc_array *start, size_t naxes, mc_array **st)
 int mlx_slice_dynamic(mlx_array *res, const mlx_array a, const mlx_array start, const int *axes, size_t axes_num,
                       const int *slice_size, size_t slice_size_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "slice_dynamic";
     mc_array *x, *st, *idx[MC_MAX_NDIM];
     int ax[MC_MAX_NDIM];
@@ -363,7 +363,7 @@ int mlx_slice_dynamic(mlx_array *res, const mlx_array a, const mlx_array start, 
 int mlx_slice_update_dynamic(mlx_array *res, const mlx_array src, const mlx_array update, const mlx_array start,
                              const int *axes, size_t axes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "slice_update_dynamic";
     mc_array *x, *u, *st, *idx[MC_MAX_NDIM];
     int ax[MC_MAX_NDIM];
@@ -396,7 +396,7 @@ int mlx_slice_update_dynamic(mlx_array *res, const mlx_array src, const mlx_arra
 int mlx_masked_scatter(mlx_array *res, const mlx_array a, const mlx_array mask, const mlx_array src,
                        const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "masked_scatter";
     if (mc_op_check_res(res, fn))
         return 1;
