@@ -2,17 +2,17 @@
  * their contracts): every product goes to BLAS through mc_blas_matmul.
  *
  * Operands are read where they lie when each matrix is row- or
- * column-major with a leading dimension (the gathered matrices are never
- * copied one by one); otherwise, and for float16/bfloat16 (computed in
+ * column-major with a leading dimension (no gathered matrix is copied out
+ * of its stack); otherwise, and for float16/bfloat16 (computed in
  * float32, as matmul), the whole operand is first copied into a compact
  * temporary whose broadcast batch dims stay broadcast.
  *
  * GatherMM with few rows per product (M below GROUP_MAX_M, the MoE case
  * of one token per product) gathers the products that share a right
  * matrix into one product of many rows: the rows of their left matrices
- * are packed (or used in place when they already follow each other), so
- * each expert's weights are read once per call instead of once per
- * token.
+ * are packed (M x K each, small next to the K x N right matrix; used in
+ * place when they already follow each other), so each expert's weights
+ * are read once per call instead of once per token.
  *
  * BlockMaskedMM masks copies of the operands as MLX does, then computes
  * the output by runs of block rows, skipping (zero filling) a block row
