@@ -143,6 +143,11 @@ static bool blas_layout(int r, int c, int64_t rs, int64_t cs, bool *trans, int64
     return false;
 }
 
+bool mc_matmul_layout(int r, int c, int64_t rs, int64_t cs, bool *trans, int64_t *ld)
+{
+    return blas_layout(r, c, rs, cs, trans, ld);
+}
+
 /* One operand as BLAS will read it. */
 typedef struct side {
     mc_blas_operand op;
