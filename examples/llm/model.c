@@ -224,8 +224,10 @@ int llm_load(llm_model *m, const char *dir)
 {
     memset(m, 0, sizeof *m);
     m->s = mlx_default_cpu_stream_new();
-    if (llm_config_read(&m->cfg, dir))
+    if (llm_config_read(&m->cfg, dir)) {
+        llm_free(m);
         return 1;
+    }
     const llm_config *c = &m->cfg;
     char path[4096];
     snprintf(path, sizeof path, "%s/model.safetensors", dir);
