@@ -10,8 +10,12 @@
 # Writes docs/benchmarks-llm.md (each figure: the median over rounds).
 #
 # Environment: BENCH_BUILD_DIR (default build-bench/, release),
-# BENCH_LLM_DIR (the model; default $BENCH_BUILD_DIR/llm-1b), BENCH_ROUNDS
-# (default 3), BENCH_LLM_TOKENS (generated per run, default 33),
+# BENCH_LLM_DIR (the model; default $BENCH_BUILD_DIR/llm-1b),
+# BENCH_LLM_DTYPE (its scales and norms: float32, the default, or
+# bfloat16; MLX's CPU build is 20-40x slower on bfloat16 quantized
+# products, see make_llm_model.py), BENCH_ROUNDS (default 3),
+# BENCH_LLM_PROMPT (prompt tokens, default 8), BENCH_LLM_TOKENS (tokens
+# generated per run, default 5: MLX's CPU build takes seconds per token),
 # BENCH_MLX_PYTHON (default /work/venv-mlx/bin/python if present),
 # BENCH_PYTHON (a python3 with numpy, for the model; default
 # /usr/bin/python3), BENCH_OUT.
@@ -21,34 +25,37 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BENCH_BUILD_DIR:-$root/build-bench}
 model=${BENCH_LLM_DIR:-$build/llm-1b}
 rounds=${BENCH_ROUNDS:-3}
-ntok=${BENCH_LLM_TOKENS:-33}
+dtype=${BENCH_LLM_DTYPE:-float32}
+nprompt=${BENCH_LLM_PROMPT:-8}
+ntok=${BENCH_LLM_TOKENS:-5}
 mlx_py=python3
 [ -x /work/venv-mlx/bin/python ] && mlx_py=/work/venv-mlx/bin/python
 mlx_py=${BENCH_MLX_PYTHON:-$mlx_py}
 py=${BENCH_PYTHON:-/usr/bin/python3}
 out=${BENCH_OUT:-$root/docs/benchmarks-llm.md}
-# a fixed 32-token prompt
-prompt=$(python3 -c 'print(",".join(str((i * 7919 + 13) % 128000) for i in range(32)))')
+# a fixed prompt
+prompt=$(python3 -c "print(','.join(str((i * 7919 + 13) % 128000) for i in range($nprompt)))")
 
 if [ ! -f "$build/build.ninja" ]; then
     meson setup "$build" "$root" --buildtype=release -Dtests=false -Dbench=true
 fi
 ninja -C "$build" -j2 examples/llm bench/bench_ops
-[ -f "$model/model.safetensors" ] || "$py" "$root/bench/make_llm_model.py" "$model"
+[ -f "$model/model.safetensors" ] || "$py" "$root/bench/make_llm_model.py" "$model" "$dtype"
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
 load_before=$(cut -d' ' -f1 /proc/loadavg)
 for r in $(seq "$rounds"); do
-    "$build/bench/bench_ops" stream >>"$log"
+    # STREAM add/triad run first in bench_ops's ew section (its other rows are not used)
+    "$build/bench/bench_ops" ew | grep stream_ >>"$log"
     { "$build/examples/llm" "$model" -p "$prompt" -n "$ntok" 2>&1 >/dev/null | sed 's/^/OURS /'; } >>"$log"
     { "$mlx_py" "$root/bench/llm_ref.py" "$model" "$prompt" "$ntok" 2>&1 >/dev/null | sed 's/^/MLX /'; } >>"$log" || true
 done
 load_after=$(cut -d' ' -f1 /proc/loadavg)
 
-python3 - "$log" "$out" "$rounds" "$load_before" "$load_after" "$model" <<'PY'
+python3 - "$log" "$out" "$rounds" "$load_before" "$load_after" "$model" "$nprompt" "$ntok" <<'PY'
 import json, os, re, statistics, struct, sys, time
-log, out, rounds, load0, load1, model = sys.argv[1:7]
+log, out, rounds, load0, load1, model, nprompt, ntok = sys.argv[1:9]
 rate = {}
 stream = []
 for line in open(log):
@@ -63,8 +70,8 @@ with open(os.path.join(model, "model.safetensors"), "rb") as f:
     n = struct.unpack("<Q", f.read(8))[0]
     header = json.loads(f.read(n))
 nbytes = sum(v["data_offsets"][1] - v["data_offsets"][0] for k, v in header.items() if k != "__metadata__")
-gbs = statistics.median(stream) if stream else None
-floor = gbs / nbytes if gbs else None
+gbs = statistics.median(stream) if stream else None  # bytes per ns: GB/s
+floor = gbs * 1e9 / nbytes if gbs else None
 
 def med(side, what):
     v = rate.get((side, what))
@@ -76,13 +83,14 @@ def f(x, fmt="%.2f"):
 ours_d, mlx_d = med("OURS", "decode"), med("MLX", "decode")
 ours_p, mlx_p = med("OURS", "prefill"), med("MLX", "prefill")
 lines = ["# Language-model benchmark", "",
-         "Written by bench/run_llm.sh on %s (%s rounds; load average %s before the run, %s after:" % (
+         "Written by bench/run_llm.sh on %s (rounds: %s; load average %s before the run, %s after:" % (
              time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rounds, load0, load1),
          "a load near or above the 2 cores means the figures were measured under load and are low).",
          "The model: bench/make_llm_model.py, Llama 3.2 1B's shapes (1.24 B parameters), 4-bit affine",
-         "(group 64, bfloat16 scales, biases and activations, tied embeddings), %.0f MB of tensors." % (nbytes / 1e6),
-         "Ours: examples/llm (greedy, a 32-token prompt, then %d tokens one at a time); MLX: mlx-lm's" % (
-             int(os.environ.get("BENCH_LLM_TOKENS", "33")) - 1),
+         "(group 64, tied embeddings, scales, biases and activations in %s), %.0f MB of tensors." % (
+             json.load(open(os.path.join(model, "config.json"))).get("torch_dtype"), nbytes / 1e6),
+         "Ours: examples/llm (greedy, a %s-token prompt, then %d tokens one at a time); MLX: mlx-lm's" % (
+             nprompt, int(ntok) - 1),
          "Llama class and KVCache on MLX's CPU build (bench/llm_ref.py, the same files and tokens).",
          "Floor: every tensor byte read once per decoded token at the STREAM bandwidth (add/triad,",
          "2 threads) measured in this run: %s GB/s, so at most %s tokens/s." % (f(gbs and gbs), f(floor)), "",
