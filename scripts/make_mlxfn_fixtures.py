@@ -99,6 +99,15 @@ def slice_update(x):
     return [y, z]
 
 
+def scatter(x, idx, v):
+    return [x.at[idx].add(v), mx.put_along_axis(x, mx.argsort(x, axis=1)[:, :2], mx.zeros((5, 2)), axis=1),
+            x.at[idx].maximum(v)]
+
+
+def fft(x):
+    return [mx.fft.rfft(x, axis=-1), mx.fft.irfft(mx.fft.rfft(x), n=8), mx.fft.fft(x.astype(mx.complex64), axis=0)]
+
+
 # ---- reductions, scans, sorts ----
 
 def reductions(x):
@@ -128,7 +137,7 @@ def indexing(x, idx):
 
 # ---- convolution, quantized matmul, fast ----
 
-CW1, CW2 = rnd(4, 3, 2), rnd(3, 3, 3, 2)
+CW1, CW2 = rnd(4, 3, 3), rnd(3, 3, 3, 2)
 
 
 def conv(x1, x2):
@@ -164,6 +173,8 @@ def main():
     export("views", views, [x3])
     export("slice_update", slice_update, [x3])
     export("reductions", reductions, [x3])
+    export("scatter", scatter, [rnd(5, 4), mx.array([4, 1], dtype=mx.int32), rnd(2, 4)])
+    export("fft", fft, [rnd(3, 8)])
     export("mlp", mlp, [rnd(5, 4)])
     export("indexing", indexing, [rnd(5, 4), mx.array([3, 0, 4], dtype=mx.int32)])
     export("conv", conv, [rnd(2, 9, 3), rnd(1, 5, 5, 2)])

@@ -178,7 +178,9 @@ static void test_mlx_indexing_and_convolution_import_with_mlx_values(void **s)
 {
     (void)s;
     check_fixture("indexing");
+    check_fixture("scatter");
     check_fixture("conv");
+    check_fixture("fft");
 }
 
 static void test_mlx_fast_functions_import_with_mlx_values(void **s)
@@ -439,6 +441,28 @@ static int fast_fn(mlx_vector_array *res, const mlx_vector_array in)
     return 0;
 }
 
+static int attention_fn(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_array q = mlx_array_new(), k = mlx_array_new(), v = mlx_array_new(), m = mlx_array_new();
+    mlx_array r1 = mlx_array_new(), r2 = mlx_array_new(), r3 = mlx_array_new();
+    mlx_vector_array_get(&q, in, 0);
+    mlx_vector_array_get(&k, in, 1);
+    mlx_vector_array_get(&v, in, 2);
+    mlx_vector_array_get(&m, in, 3);
+    mlx_array none = {NULL};
+    mlx_fast_scaled_dot_product_attention(&r1, q, k, v, 0.35f, "causal", none, none, tu_stream());
+    mlx_fast_scaled_dot_product_attention(&r2, q, k, v, 0.5f, "", none, none, tu_stream());
+    mlx_fast_scaled_dot_product_attention(&r3, q, k, v, 0.5f, "array", m, none, tu_stream());
+    mlx_vector_array out = mlx_vector_array_new();
+    push(out, r1);
+    push(out, r2);
+    push(out, r3);
+    mlx_vector_array_set(res, out);
+    mlx_vector_array_free(out);
+    TU_FREE(q, k, v, m);
+    return 0;
+}
+
 /* Exports fun on args (and kwargs if given), saves inputs and expected
  * outputs in the fixtures' format, imports, applies and compares. */
 static void round_trip(const char *name, mlx_closure fun, mlx_vector_array args, bool shapeless)
@@ -569,6 +593,28 @@ static void test_exported_norms_are_written_as_mlx_cpu_fallbacks(void **s)
     mlx_closure_free(fun);
     mlx_vector_array_free(args);
     TU_FREE(x, g_norm_w, g_norm_b);
+}
+
+static void test_exported_attention_is_written_as_mlx_cpu_fallback(void **s)
+{
+    (void)s;
+    /* grouped heads: 4 query heads over 2 key/value heads; 3 queries, 5 keys */
+    int qs[4] = {1, 4, 3, 8}, ks[4] = {1, 2, 5, 8}, ms[4] = {1, 1, 3, 5};
+    mlx_array q = seq(96, qs, 4, 0.3f), k = seq(80, ks, 4, -0.2f), v = seq(80, ks, 4, 0.5f);
+    double mv[15];
+    for (int i = 0; i < 15; i++)
+        mv[i] = (i % 4) != 1;
+    mlx_array m = tu_array_of(MLX_BOOL, mv, ms, 4);
+    mlx_vector_array args = mlx_vector_array_new();
+    mlx_vector_array_append_value(args, q);
+    mlx_vector_array_append_value(args, k);
+    mlx_vector_array_append_value(args, v);
+    mlx_vector_array_append_value(args, m);
+    mlx_closure fun = mlx_closure_new_func(attention_fn);
+    round_trip("rt_attention", fun, args, false);
+    mlx_closure_free(fun);
+    mlx_vector_array_free(args);
+    TU_FREE(q, k, v, m);
 }
 
 static int scale_shift(mlx_vector_array *res, const mlx_vector_array in)
@@ -718,11 +764,11 @@ static void test_exporter_writes_several_traces_and_refuses_a_repeat(void **s)
     TU_FREE(x1, x2, b, g_weight);
 }
 
-static int fft_fn(mlx_vector_array *res, const mlx_vector_array in)
+static int var_fn(mlx_vector_array *res, const mlx_vector_array in)
 {
     mlx_array x = mlx_array_new(), r = mlx_array_new();
     mlx_vector_array_get(&x, in, 0);
-    mlx_fft_fft(&r, x, 4, -1, tu_stream());
+    mlx_var_axis(&r, x, 0, false, 0, tu_stream());
     mlx_vector_array out = mlx_vector_array_new_value(r);
     mlx_vector_array_set(res, out);
     mlx_vector_array_free(out);
@@ -736,11 +782,11 @@ static void test_export_of_a_primitive_mlx_cannot_read_fails_with_its_name(void 
     int shape[1] = {4};
     mlx_array x = seq(4, shape, 1, 1.0f);
     mlx_vector_array args = mlx_vector_array_new_value(x);
-    mlx_closure fun = mlx_closure_new_func(fft_fn);
+    mlx_closure fun = mlx_closure_new_func(var_fn);
     char path[600];
-    out_path(path, sizeof path, "fft", ".mlxfn");
+    out_path(path, sizeof path, "var", ".mlxfn");
     assert_int_equal(mlx_export_function(path, fun, args, false), 1);
-    assert_true(tu_last_error_has("FFT"));
+    assert_true(tu_last_error_has("var and std"));
     tu_expect_error("[export_function] Unable to export primitive");
     mlx_closure_free(fun);
     mlx_vector_array_free(args);
@@ -1001,6 +1047,7 @@ int main(void)
         cmocka_unit_test_teardown(test_exported_reductions_import_with_their_values, tu_test_teardown),
         cmocka_unit_test_teardown(test_exported_linear_layer_keeps_its_captured_weight, tu_test_teardown),
         cmocka_unit_test_teardown(test_exported_norms_are_written_as_mlx_cpu_fallbacks, tu_test_teardown),
+        cmocka_unit_test_teardown(test_exported_attention_is_written_as_mlx_cpu_fallback, tu_test_teardown),
         cmocka_unit_test_teardown(test_shapeless_export_imports_for_other_shapes, tu_test_teardown),
         cmocka_unit_test_teardown(test_keyword_arguments_round_trip_by_name, tu_test_teardown),
         cmocka_unit_test_teardown(test_exporter_writes_several_traces_and_refuses_a_repeat, tu_test_teardown),

@@ -16,6 +16,7 @@
 #include "graph/prims_copy.h"
 #include "graph/prims_create.h"
 #include "graph/prims_fast.h"
+#include "graph/prims_fft.h"
 #include "graph/prims_index.h"
 #include "graph/prims_matmul.h"
 #include "graph/prims_misc.h"
@@ -388,6 +389,52 @@ static int ex_gather(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_me
     return 0;
 }
 
+static int ex_scatter(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    int type;
+    int red = n->prim == MC_PRIM_SCATTER ? ((const mc_scatter_params *)n->params)->reduce
+                                         : ((const mc_scatter_axis_params *)n->params)->reduce;
+    if (n->prim == MC_PRIM_SCATTER_AXIS) {
+        if (red != MC_SCATTER_SUM && red != MC_SCATTER_NONE)
+            return unsupported(x, n, "MLX's ScatterAxis only adds or replaces");
+        *id = mc_mlxfn_begin(x, "ScatterAxis", 3, in);
+        mc_wb_i32(mc_mlxfn_state(x), red == MC_SCATTER_SUM ? 0 : 1);
+        mc_wb_i32(mc_mlxfn_state(x), ((const mc_scatter_axis_params *)n->params)->axis);
+        mc_mlxfn_end(x, n->meta);
+        return 0;
+    }
+    switch (red) {
+    case MC_SCATTER_MAX: type = 0; break;
+    case MC_SCATTER_MIN: type = 1; break;
+    case MC_SCATTER_SUM: type = 2; break;
+    case MC_SCATTER_PROD: type = 3; break;
+    case MC_SCATTER_NONE: type = 4; break;
+    default: return unsupported(x, n, "a dynamic slice update has no Scatter equivalent in MLX's files");
+    }
+    const mc_scatter_params *p = n->params;
+    *id = mc_mlxfn_begin(x, "Scatter", n->n_in, in);
+    mc_wb_i32(mc_mlxfn_state(x), type);
+    mc_wb_ints(mc_mlxfn_state(x), p->nidx, p->axes);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+static int ex_fft(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    const mc_fft_params *p = n->params;
+    *id = mc_mlxfn_begin(x, "FFT", 1, in);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_u64(st, (uint64_t)p->naxes);
+    for (int i = 0; i < p->naxes; i++)
+        mc_wb_u64(st, (uint64_t)p->axes[i]);
+    mc_wb_bool(st, p->inverse);
+    mc_wb_bool(st, p->real);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
 /* ---- reductions, scans, sorts ---- */
 
 static int ex_reduce(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
@@ -520,11 +567,13 @@ static int ex_numel(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_met
 /* ---- matmul family, convolution, quantized matmul ---- */
 
 /* MLX's matmul op: 1-d operands made matrices, batch dims broadcast, then
- * the primitive, then the added dims dropped. */
-static int ex_matmul(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+ * the primitive (AddMM with c, broadcast to the product, if has_c), then
+ * the added dims dropped to reach out's shape (NULL: keep the product's,
+ * returned in *prod). */
+static uint64_t matmul_rec(mc_mlxfn_exp *x, uint64_t ia, mc_meta a, uint64_t ib, mc_meta b, const uint64_t *c,
+                           const mc_meta *cm, const mc_addmm_params *p, mlx_dtype dt, const mc_meta *out,
+                           mc_meta *prod)
 {
-    mc_meta a = im[0], b = im[1];
-    uint64_t ia = in[0], ib = in[1];
     if (a.ndim == 1) {
         int s[2] = {1, a.shape[0]};
         ia = reshape(x, ia, &a, 2, s);
@@ -536,16 +585,12 @@ static int ex_matmul(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_me
         b = meta_with(b.dtype, 2, s);
     }
     int nb = a.ndim > b.ndim ? a.ndim - 2 : b.ndim - 2;
-    int batch[MC_MAX_NDIM];
+    int sa[MC_MAX_NDIM], sb[MC_MAX_NDIM], so[MC_MAX_NDIM];
     for (int i = 0; i < nb; i++) {
         int da = i - (nb - (a.ndim - 2)), db = i - (nb - (b.ndim - 2));
-        int sa = da >= 0 ? a.shape[da] : 1, sb = db >= 0 ? b.shape[db] : 1;
-        batch[i] = sa == 1 ? sb : sa;
+        int ea = da >= 0 ? a.shape[da] : 1, eb = db >= 0 ? b.shape[db] : 1;
+        sa[i] = sb[i] = so[i] = ea == 1 ? eb : ea;
     }
-    int sa[MC_MAX_NDIM], sb[MC_MAX_NDIM], so[MC_MAX_NDIM];
-    memcpy(sa, batch, sizeof(int) * (size_t)nb);
-    memcpy(sb, batch, sizeof(int) * (size_t)nb);
-    memcpy(so, batch, sizeof(int) * (size_t)nb);
     sa[nb] = a.shape[a.ndim - 2];
     sa[nb + 1] = a.shape[a.ndim - 1];
     sb[nb] = b.shape[b.ndim - 2];
@@ -553,19 +598,27 @@ static int ex_matmul(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_me
     so[nb] = sa[nb];
     so[nb + 1] = sb[nb + 1];
     uint64_t args[3] = {bcast(x, ia, &a, nb + 2, sa), bcast(x, ib, &b, nb + 2, sb), 0};
-    mc_meta out = meta_with(n->meta->dtype, nb + 2, so);
+    mc_meta o = meta_with(dt, nb + 2, so);
     uint64_t r;
-    if (n->prim == MC_PRIM_ADDMM) {
-        const mc_addmm_params *p = n->params;
-        args[2] = bcast(x, in[2], &im[2], nb + 2, so);
+    if (c) {
+        args[2] = bcast(x, *c, cm, nb + 2, so);
         r = mc_mlxfn_begin(x, "AddMM", 3, args);
         mc_wb_f32(mc_mlxfn_state(x), p->alpha);
         mc_wb_f32(mc_mlxfn_state(x), p->beta);
-        mc_mlxfn_end(x, &out);
+        mc_mlxfn_end(x, &o);
     } else {
-        r = mc_mlxfn_node1(x, "Matmul", 2, args, &out);
+        r = mc_mlxfn_node1(x, "Matmul", 2, args, &o);
     }
-    *id = reshape(x, r, &out, n->meta->ndim, n->meta->shape);
+    if (prod)
+        *prod = o;
+    return out ? reshape(x, r, &o, out->ndim, out->shape) : r;
+}
+
+static int ex_matmul(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    bool addmm = n->prim == MC_PRIM_ADDMM;
+    *id = matmul_rec(x, in[0], im[0], in[1], im[1], addmm ? &in[2] : NULL, addmm ? &im[2] : NULL, n->params,
+                     n->meta->dtype, n->meta, NULL);
     return 0;
 }
 
@@ -683,6 +736,138 @@ static int ex_norm(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta
     return 0;
 }
 
+static uint64_t arange_rec(mc_mlxfn_exp *x, int start, int stop)
+{
+    int len = stop - start;
+    mc_meta m = meta_with(MLX_INT32, 1, &len);
+    uint64_t r = mc_mlxfn_begin(x, "Arange", 0, NULL);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_f64(st, start);
+    mc_wb_f64(st, stop);
+    mc_wb_f64(st, 1);
+    mc_mlxfn_end(x, &m);
+    return r;
+}
+
+static uint64_t axes_rec(mc_mlxfn_exp *x, const char *name, uint64_t a, int axis, const mc_meta *out)
+{
+    uint64_t r = mc_mlxfn_begin(x, name, 1, &a);
+    mc_wb_ints(mc_mlxfn_state(x), 1, &axis);
+    mc_mlxfn_end(x, out);
+    return r;
+}
+
+/* (..., d0, d1, ...) with axis split into (a, b). */
+static uint64_t unflatten_rec(mc_mlxfn_exp *x, uint64_t id, mc_meta *m, int axis, int a, int b)
+{
+    mc_meta o = *m;
+    o.ndim = m->ndim + 1;
+    o.shape[axis] = a;
+    o.shape[axis + 1] = b;
+    memcpy(o.shape + axis + 2, m->shape + axis + 1, sizeof(int) * (size_t)(m->ndim - axis - 1));
+    int s[2] = {a, b};
+    uint64_t r = mc_mlxfn_begin(x, "Unflatten", 1, &id);
+    mc_wb_i32(mc_mlxfn_state(x), axis);
+    mc_wb_ints(mc_mlxfn_state(x), 2, s);
+    mc_mlxfn_end(x, &o);
+    *m = o;
+    return r;
+}
+
+static uint64_t expand_rec(mc_mlxfn_exp *x, uint64_t id, mc_meta *m, int axis)
+{
+    mc_meta o = *m;
+    o.ndim = m->ndim + 1;
+    o.shape[axis] = 1;
+    memcpy(o.shape + axis + 1, m->shape + axis, sizeof(int) * (size_t)(m->ndim - axis));
+    *m = o;
+    return axes_rec(x, "ExpandDims", id, axis, &o);
+}
+
+/* MLX's attention fallback (mlx/fast.cpp), which its CPU build runs:
+ * scores = (scale * q) @ k^T, masked (causal: key position <= query
+ * position + Lk - Lq), softmax (precise), @ v; grouped heads as groups of
+ * the key/value heads. */
+static int ex_sdpa(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    const mc_sdpa_params *p = n->params;
+    if (p->has_sinks)
+        return unsupported(x, n, "attention sinks are not written yet");
+    mc_meta q = im[0], k = im[1], v = im[2];
+    mlx_dtype dt = q.dtype;
+    int hq = q.shape[1], hkv = k.shape[1], rep = hq / hkv;
+    uint64_t sc = mc_mlxfn_scalar(x, p->scale, dt);
+    if (!sc)
+        return 1;
+    mc_meta m0 = meta_with(dt, 0, NULL);
+    uint64_t iq = binop(x, "Multiply", sc, &m0, in[0], &q, &q), ik = in[1], iv = in[2];
+    if (rep > 1) {
+        iq = unflatten_rec(x, iq, &q, 1, hkv, rep);
+        ik = expand_rec(x, ik, &k, 2);
+        iv = expand_rec(x, iv, &v, 2);
+    }
+    int perm[MC_MAX_NDIM];
+    for (int i = 0; i < k.ndim; i++)
+        perm[i] = i;
+    perm[k.ndim - 2] = k.ndim - 1;
+    perm[k.ndim - 1] = k.ndim - 2;
+    mc_meta kt = k;
+    kt.shape[k.ndim - 2] = k.shape[k.ndim - 1];
+    kt.shape[k.ndim - 1] = k.shape[k.ndim - 2];
+    uint64_t ikt = mc_mlxfn_begin(x, "Transpose", 1, &ik);
+    mc_wb_ints(mc_mlxfn_state(x), k.ndim, perm);
+    mc_mlxfn_end(x, &kt);
+    mc_meta sm;
+    uint64_t s = matmul_rec(x, iq, q, ikt, kt, NULL, NULL, NULL, dt, NULL, &sm);
+    if (p->causal || p->has_mask) {
+        uint64_t mask;
+        mc_meta mm;
+        if (p->causal) {
+            int kl = k.shape[k.ndim - 2], ql = q.shape[q.ndim - 2], off = kl - ql;
+            int s1[2] = {ql, 1}, s2[2] = {1, kl}, s3[2] = {ql, kl};
+            mc_meta e1 = meta_with(MLX_INT32, 2, s1), e2 = meta_with(MLX_INT32, 2, s2);
+            uint64_t qi = axes_rec(x, "ExpandDims", arange_rec(x, off, ql + off), 1, &e1);
+            uint64_t ki = axes_rec(x, "ExpandDims", arange_rec(x, 0, kl), 0, &e2);
+            mm = meta_with(MLX_BOOL, 2, s3);
+            mask = binop(x, "GreaterEqual", qi, &e1, ki, &e2, &mm);
+        } else {
+            mask = in[3];
+            mm = im[3];
+            if (rep > 1 && mm.ndim >= 3) {
+                int ax = mm.ndim - 3;
+                mask = mm.shape[ax] == 1 ? expand_rec(x, mask, &mm, ax) : unflatten_rec(x, mask, &mm, ax, hkv, rep);
+            }
+        }
+        if (mm.dtype == MLX_BOOL) {
+            double lowest = dt == MLX_FLOAT16 ? -65504.0 : dt == MLX_BFLOAT16 ? -3.38953138925153547e38
+                          : dt == MLX_FLOAT64 ? -1.7976931348623157e308 : -3.40282346638528859e38;
+            uint64_t low = mc_mlxfn_scalar(x, lowest, dt);
+            if (!low)
+                return 1;
+            uint64_t args[3] = {mask, s, low};
+            mc_meta ms[3] = {mm, sm, m0};
+            bcast_n(x, args, ms, 3, &sm);
+            s = mc_mlxfn_node1(x, "Select", 3, args, &sm);
+        } else {
+            s = binop(x, "Add", s, &sm, mask, &mm, &sm);
+        }
+    }
+    uint64_t sw = mc_mlxfn_begin(x, "Softmax", 1, &s);
+    mc_wb_bool(mc_mlxfn_state(x), true);
+    mc_mlxfn_end(x, &sm);
+    mc_meta om;
+    uint64_t o = matmul_rec(x, sw, sm, iv, v, NULL, NULL, NULL, dt, NULL, &om);
+    if (rep > 1) {
+        uint64_t f = mc_mlxfn_begin(x, "Flatten", 1, &o);
+        mc_wb_i32(mc_mlxfn_state(x), 1);
+        mc_wb_i32(mc_mlxfn_state(x), 2);
+        mc_mlxfn_end(x, n->meta);
+        o = f;
+    }
+    *id = o;
+    return 0;
+}
+
 mc_mlxfn_export_fn mc_mlxfn_exporter(int prim)
 {
     switch (prim) {
@@ -708,6 +893,9 @@ mc_mlxfn_export_fn mc_mlxfn_exporter(int prim)
     case MC_PRIM_PAD: return ex_pad;
     case MC_PRIM_GATHER_AXIS: return ex_gather_axis;
     case MC_PRIM_GATHER: return ex_gather;
+    case MC_PRIM_SCATTER:
+    case MC_PRIM_SCATTER_AXIS: return ex_scatter;
+    case MC_PRIM_FFT: return ex_fft;
     case MC_PRIM_REDUCE: return ex_reduce;
     case MC_PRIM_ARGREDUCE: return ex_argreduce;
     case MC_PRIM_SOFTMAX:
@@ -725,6 +913,7 @@ mc_mlxfn_export_fn mc_mlxfn_exporter(int prim)
     case MC_PRIM_QUANTIZED_MATMUL: return ex_quantized_matmul;
     case MC_PRIM_RMS_NORM:
     case MC_PRIM_LAYER_NORM: return ex_norm;
+    case MC_PRIM_SDPA: return ex_sdpa;
     default: return NULL;
     }
 }

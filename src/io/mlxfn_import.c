@@ -499,6 +499,68 @@ static int imp_gather(mc_mlxfn_imp *c)
     return node(c, MC_PRIM_GATHER, &p, sizeof p);
 }
 
+static int imp_scatter(mc_mlxfn_imp *c)
+{
+    int32_t type;
+    mc_scatter_params p;
+    memset(&p, 0, sizeof p);
+    if (mc_rd_i32(c->rd, &type, "Scatter's type") || mc_rd_ints(c->rd, MC_MAX_NDIM, &p.nidx, p.axes, "Scatter's axes") ||
+        need_in(c, 2, MC_MAX_NDIM + 2))
+        return 1;
+    /* MLX's Scatter::ReduceType: Max, Min, Sum, Prod, None */
+    static const int red[] = {MC_SCATTER_MAX, MC_SCATTER_MIN, MC_SCATTER_SUM, MC_SCATTER_PROD, MC_SCATTER_NONE};
+    if (type < 0 || type > 4)
+        return mc_rd_fail(c->rd, "Bad file: Scatter has unknown type %d", (int)type);
+    p.reduce = red[type];
+    if (c->n_in != p.nidx + 2 || axes_ok(c, p.nidx, p.axes, c->in[0]->ndim, false))
+        return c->rd->failed ? 1 : mc_rd_fail(c->rd, "Bad file: Scatter has %d inputs for %d axes", c->n_in, p.nidx);
+    return node(c, MC_PRIM_SCATTER, &p, sizeof p);
+}
+
+static int imp_scatter_axis(mc_mlxfn_imp *c)
+{
+    int32_t type, axis;
+    if (mc_rd_i32(c->rd, &type, "ScatterAxis's type") || mc_rd_i32(c->rd, &axis, "ScatterAxis's axis") ||
+        need_in(c, 3, 3))
+        return 1;
+    if (type < 0 || type > 1) /* MLX's ScatterAxis::ReduceType: Sum, None */
+        return mc_rd_fail(c->rd, "Bad file: ScatterAxis has unknown type %d", (int)type);
+    mc_scatter_axis_params p = {.axis = axis, .reduce = type == 0 ? MC_SCATTER_SUM : MC_SCATTER_NONE};
+    if (axis_ok(c, &p.axis, c->in[0]->ndim))
+        return 1;
+    return node(c, MC_PRIM_SCATTER_AXIS, &p, sizeof p);
+}
+
+/* ---- Fourier transforms ---- */
+
+static int imp_fft(mc_mlxfn_imp *c)
+{
+    mc_fft_params p;
+    memset(&p, 0, sizeof p);
+    size_t n;
+    bool inverse, real;
+    if (mc_rd_count(c->rd, MC_MAX_NDIM, 8, &n, "FFT's axes"))
+        return 1;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t a;
+        if (mc_rd_u64(c->rd, &a, "an FFT axis"))
+            return 1;
+        p.axes[i] = a > MC_MAX_NDIM ? MC_MAX_NDIM : (int)a;
+    }
+    p.naxes = (int)n;
+    if (mc_rd_bool(c->rd, &inverse, "FFT's inverse") || mc_rd_bool(c->rd, &real, "FFT's real") || need_in(c, 1, 1) ||
+        one_out(c))
+        return 1;
+    p.inverse = inverse;
+    p.real = real;
+    if (n < 1 || axes_ok(c, p.naxes, p.axes, c->in[0]->ndim, false))
+        return c->rd->failed ? 1 : mc_rd_fail(c->rd, "Bad file: FFT over no axis");
+    /* a real inverse transform's length is its declared output's */
+    p.n_last = c->out[0].ndim == c->in[0]->ndim ? c->out[0].shape[p.axes[n - 1]] : 0;
+    c->res[0] = mc_node_new(c->rd->fn, MC_PRIM_FFT, c->in, 1, &p, sizeof p);
+    return c->res[0] ? 0 : (c->rd->failed = true, 1);
+}
+
 /* ---- reductions, scans, sorts ---- */
 
 static int imp_reduce(mc_mlxfn_imp *c)
@@ -768,7 +830,8 @@ static const struct {
     {"Unflatten", imp_unflatten},
     {"Slice", imp_slice},        {"SliceUpdate", imp_slice_update}, {"Split", imp_split}, {"AsStrided", imp_as_strided},
     {"Concatenate", imp_concatenate}, {"Pad", imp_pad},      {"GatherAxis", imp_gather_axis},
-    {"Gather", imp_gather},
+    {"Gather", imp_gather},      {"Scatter", imp_scatter},    {"ScatterAxis", imp_scatter_axis},
+    {"FFT", imp_fft},
     {"Reduce", imp_reduce},      {"ArgReduce", imp_argreduce}, {"Softmax", imp_softmax},
     {"LogSumExp", imp_logsumexp}, {"Scan", imp_scan},
     {"Sort", imp_sort},          {"ArgSort", imp_argsort},    {"Partition", imp_partition},
