@@ -28,7 +28,10 @@ mx.random.seed(7)
 
 
 def rnd(*shape):
-    return mx.random.normal(shape).astype(mx.float32)
+    # evaluated now: a function capturing it captures data, not a random graph
+    a = mx.random.normal(shape).astype(mx.float32)
+    mx.eval(a)
+    return a
 
 
 def save_calls(name, fun, calls):
@@ -132,7 +135,7 @@ def mlp(x):
 
 def indexing(x, idx):
     return [mx.take(x, idx, axis=0), mx.take_along_axis(x, mx.argsort(x, axis=1), axis=1), x[idx, 1:3],
-            x[:, idx], mx.take(x, idx), x + mx.arange(4, dtype=mx.float32)]
+            x[:, idx % 4], mx.take(x, idx), x + mx.arange(4, dtype=mx.float32), mx.take(x, idx[:2] - 4, axis=1)]
 
 
 # ---- convolution, quantized matmul, fast ----
@@ -146,6 +149,7 @@ def conv(x1, x2):
 
 QW = rnd(32, 64)
 QWQ, QS, QB = mx.quantize(QW, group_size=32, bits=4)
+mx.eval(QWQ, QS, QB)
 
 
 def qmm(x):

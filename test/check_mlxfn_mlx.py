@@ -16,7 +16,8 @@ try:
     import mlx.core  # noqa: F401
 except ImportError:
     other = os.environ.get("MLX_PYTHON")
-    if other and os.path.realpath(other) != os.path.realpath(sys.executable):
+    if other and not os.environ.get("MC_MLXFN_REEXEC"):
+        os.environ["MC_MLXFN_REEXEC"] = "1"  # once: that python may lack mlx too
         os.execv(other, [other, __file__] + sys.argv[1:])
     print("MLX is not importable here: skipped (set MLX_PYTHON to a python with mlx)")
     sys.exit(77)

@@ -7,7 +7,9 @@
  * broadcast while they run here, MLX's need inputs of the output's shape
  * (a Broadcast record first); a take is MLX's Gather then Reshape; a mean
  * is a Sum times 1/n; a few unary functions that MLX composes (reciprocal,
- * isnan) are written as MLX's compositions. */
+ * isnan) are written as MLX's compositions; fast.h's norms and attention
+ * are written as the fallbacks MLX's CPU build runs in their place (MLX's
+ * own primitives for them cannot run on its CPU). */
 #include <string.h>
 
 #include "graph/primitive.h"
@@ -362,7 +364,8 @@ static int ex_gather_axis(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const 
         mc_mlxfn_end(x, n->meta);
         return 0;
     }
-    /* take: MLX's Gather of one index array on axis, then a reshape */
+    /* take: as MLX's take, Gather of one index array on axis, the gathered
+     * axis (now of size 1) dropped, and the index dims moved to axis */
     if (idx->ndim + a->ndim > MC_MAX_NDIM)
         return unsupported(x, n, "too many dimensions");
     int sizes[MC_MAX_NDIM];
@@ -375,7 +378,25 @@ static int ex_gather_axis(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const 
     mc_wb_ints(mc_mlxfn_state(x), 1, &p->axis);
     mc_wb_ints(mc_mlxfn_state(x), a->ndim, sizes);
     mc_mlxfn_end(x, &g);
-    *id = reshape(x, gid, &g, n->meta->ndim, n->meta->shape);
+    mc_meta sq = g;
+    sq.ndim--;
+    memmove(sq.shape + idx->ndim + p->axis, sq.shape + idx->ndim + p->axis + 1,
+            sizeof(int) * (size_t)(a->ndim - p->axis - 1));
+    uint64_t r = reshape(x, gid, &g, sq.ndim, sq.shape);
+    if (p->axis && idx->ndim) {
+        int perm[MC_MAX_NDIM], k = 0;
+        for (int i = 0; i < p->axis; i++)
+            perm[k++] = idx->ndim + i;
+        for (int i = 0; i < idx->ndim; i++)
+            perm[k++] = i;
+        for (int i = idx->ndim + p->axis; i < sq.ndim; i++)
+            perm[k++] = i;
+        uint64_t t = mc_mlxfn_begin(x, "Transpose", 1, &r);
+        mc_wb_ints(mc_mlxfn_state(x), sq.ndim, perm);
+        mc_mlxfn_end(x, n->meta);
+        r = t;
+    }
+    *id = r;
     return 0;
 }
 
