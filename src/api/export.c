@@ -29,7 +29,10 @@ typedef struct flat {
     int n_kw;
 } flat;
 
-static int cmp_name(const void *a, const void *b) { return strcmp(*(const char *const *)a, *(const char *const *)b); }
+static int cmp_name(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
 
 static void flat_free(flat *f)
 {

@@ -197,7 +197,7 @@ done:
 struct mc_imported {
     bool shapeless;
     int n;
-    sig *sigs;       /* in_meta points into traces[i] */
+    sig *sigs; /* in_meta points into traces[i] */
     mc_trace **traces;
 };
 

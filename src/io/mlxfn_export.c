@@ -25,7 +25,6 @@
 #include "graph/prims_quant.h"
 #include "graph/prims_reduce.h"
 #include "graph/prims_scan.h"
-#include "simd/reduce.h"
 #include "graph/prims_scatter.h"
 #include "graph/prims_slice.h"
 #include "graph/prims_sort.h"
@@ -33,12 +32,14 @@
 #include "graph/prims_view.h"
 #include "io/mlxfn_prims.h"
 #include "runtime/error.h"
+#include "simd/reduce.h"
 
 typedef const mc_mlxfn_node node_t;
 
 static int unsupported(mc_mlxfn_exp *x, node_t *n, const char *why)
 {
-    return mc_error("[%s] Unable to export primitive %s: %s.", mc_mlxfn_fn(x), mc_prim_name(n->prim, n->params), why);
+    return mc_error("[%s] Unable to export primitive %s: %s.", mc_mlxfn_fn(x), mc_prim_name(n->prim, n->params),
+                    why);
 }
 
 static mc_meta meta_with(mlx_dtype dtype, int ndim, const int *shape)
@@ -159,8 +160,7 @@ static int ex_unary(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_met
         *id = mc_mlxfn_node1(x, "NotEqual", 2, args, n->meta);
         return 0;
     }
-    case MC_U_BITWISE_INVERT:
-        return unsupported(x, n, "MLX 0.31 cannot read BitwiseInvert back from a file");
+    case MC_U_BITWISE_INVERT: return unsupported(x, n, "MLX 0.31 cannot read BitwiseInvert back from a file");
     case MC_U_ISINF:
     case MC_U_ISFINITE:
     case MC_U_ISPOSINF:
@@ -202,9 +202,7 @@ static int ex_binary(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_me
             *id = mc_mlxfn_node1(x, "Floor", 1, &q, n->meta);
         }
         return 0;
-    default:
-        *id = mc_mlxfn_node1(x, mc_prim_name(n->prim, n->params), 2, b, n->meta);
-        return 0;
+    default: *id = mc_mlxfn_node1(x, mc_prim_name(n->prim, n->params), 2, b, n->meta); return 0;
     }
 }
 
@@ -458,6 +456,20 @@ static int ex_fft(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta 
 
 /* ---- reductions, scans, sorts ---- */
 
+/* 1 / (the product of a's sizes on axes), a 0-d array of dtype: MLX's
+ * NumberOfElements, which follows a's shape in a shapeless export. */
+static uint64_t inv_count(mc_mlxfn_exp *x, uint64_t a, int n, const int *axes, mlx_dtype dtype)
+{
+    mc_meta m0 = meta_with(dtype, 0, NULL);
+    uint64_t r = mc_mlxfn_begin(x, "NumberOfElements", 1, &a);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_ints(st, n, axes);
+    mc_wb_bool(st, true);
+    mc_wb_dtype(st, dtype);
+    mc_mlxfn_end(x, &m0);
+    return r;
+}
+
 static int ex_reduce(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
     const mc_reduce_params *p = n->params;
@@ -488,17 +500,11 @@ static int ex_reduce(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_me
         mc_wb_dtype(mc_mlxfn_state(x), dt);
         mc_mlxfn_end(x, &c);
     }
-    double count = 1;
-    for (int i = 0; i < p->n; i++)
-        count *= im[0].shape[p->axes[i]];
     uint64_t sum = mc_mlxfn_begin(x, "Reduce", 1, &src);
     mc_wb_i32(mc_mlxfn_state(x), 2);
     mc_wb_ints(mc_mlxfn_state(x), p->n, p->axes);
     mc_mlxfn_end(x, n->meta);
-    uint64_t k = mc_mlxfn_scalar(x, 1.0 / count, dt);
-    if (!k)
-        return 1;
-    uint64_t args[2] = {sum, k};
+    uint64_t args[2] = {sum, inv_count(x, in[0], p->n, p->axes, dt)};
     mc_meta m[2] = {*n->meta, meta_with(dt, 0, NULL)};
     bcast_n(x, args, m, 2, n->meta);
     *id = mc_mlxfn_node1(x, "Multiply", 2, args, n->meta);
@@ -533,8 +539,8 @@ static int ex_scan(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta
 {
     (void)im;
     const mc_scan_params *p = n->params;
-    static const int types[MC_S_COUNT] = {[MC_S_MAX] = 0, [MC_S_MIN] = 1, [MC_S_SUM] = 2, [MC_S_PROD] = 3,
-                                          [MC_S_LOGADDEXP] = 4};
+    static const int types[MC_S_COUNT] = {
+        [MC_S_MAX] = 0, [MC_S_MIN] = 1, [MC_S_SUM] = 2, [MC_S_PROD] = 3, [MC_S_LOGADDEXP] = 4};
     *id = mc_mlxfn_begin(x, "Scan", 1, in);
     mc_wb *st = mc_mlxfn_state(x);
     mc_wb_i32(st, types[p->op]);
@@ -689,8 +695,8 @@ static uint64_t to_dtype(mc_mlxfn_exp *x, uint64_t id, mc_meta *m, mlx_dtype dty
 }
 
 /* name(a, b), both broadcast to out's shape. */
-static uint64_t binop(mc_mlxfn_exp *x, const char *name, uint64_t a, const mc_meta *ma, uint64_t b, const mc_meta *mb,
-                      const mc_meta *out)
+static uint64_t binop(mc_mlxfn_exp *x, const char *name, uint64_t a, const mc_meta *ma, uint64_t b,
+                      const mc_meta *mb, const mc_meta *out)
 {
     uint64_t args[2] = {a, b};
     mc_meta m[2] = {*ma, *mb};
@@ -718,11 +724,13 @@ static uint64_t mean_last(mc_mlxfn_exp *x, uint64_t a, const mc_meta *m, mc_meta
     mc_wb_i32(mc_mlxfn_state(x), 2); /* Sum */
     mc_wb_ints(mc_mlxfn_state(x), 1, &ax);
     mc_mlxfn_end(x, out);
-    return scalar_op(x, "Multiply", s, out, 1.0 / (double)m->shape[ax]);
+    mc_meta m0 = meta_with(m->dtype, 0, NULL);
+    return binop(x, "Multiply", s, out, inv_count(x, a, 1, &ax, m->dtype), &m0, out);
 }
 
 /* x * rsqrt(v + eps), v (..., 1) broadcast; x and v float32. */
-static uint64_t normalize(mc_mlxfn_exp *x, uint64_t xc, const mc_meta *xm, uint64_t v, const mc_meta *vm, float eps)
+static uint64_t normalize(mc_mlxfn_exp *x, uint64_t xc, const mc_meta *xm, uint64_t v, const mc_meta *vm,
+                          float eps)
 {
     uint64_t a = scalar_op(x, "Add", v, vm, eps);
     if (!a)
@@ -856,12 +864,15 @@ static int ex_sdpa(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta
             mm = im[3];
             if (rep > 1 && mm.ndim >= 3) {
                 int ax = mm.ndim - 3;
-                mask = mm.shape[ax] == 1 ? expand_rec(x, mask, &mm, ax) : unflatten_rec(x, mask, &mm, ax, hkv, rep);
+                mask =
+                    mm.shape[ax] == 1 ? expand_rec(x, mask, &mm, ax) : unflatten_rec(x, mask, &mm, ax, hkv, rep);
             }
         }
         if (mm.dtype == MLX_BOOL) {
-            double lowest = dt == MLX_FLOAT16 ? -65504.0 : dt == MLX_BFLOAT16 ? -3.38953138925153547e38
-                          : dt == MLX_FLOAT64 ? -1.7976931348623157e308 : -3.40282346638528859e38;
+            double lowest = dt == MLX_FLOAT16    ? -65504.0
+                            : dt == MLX_BFLOAT16 ? -3.38953138925153547e38
+                            : dt == MLX_FLOAT64  ? -1.7976931348623157e308
+                                                 : -3.40282346638528859e38;
             uint64_t low = mc_mlxfn_scalar(x, lowest, dt);
             if (!low)
                 return 1;

@@ -21,7 +21,6 @@
 #include "graph/prims_quant.h"
 #include "graph/prims_reduce.h"
 #include "graph/prims_scan.h"
-#include "simd/reduce.h"
 #include "graph/prims_scatter.h"
 #include "graph/prims_slice.h"
 #include "graph/prims_sort.h"
@@ -29,13 +28,15 @@
 #include "graph/prims_view.h"
 #include "io/mlxfn_prims.h"
 #include "runtime/error.h"
+#include "simd/reduce.h"
 
 /* ---- helpers ---- */
 
 static int need_in(mc_mlxfn_imp *c, int lo, int hi)
 {
     if (c->n_in < lo || c->n_in > hi)
-        return mc_rd_fail(c->rd, "Bad file: %s takes %d to %d inputs, the record has %d", c->name, lo, hi, c->n_in);
+        return mc_rd_fail(c->rd, "Bad file: %s takes %d to %d inputs, the record has %d", c->name, lo, hi,
+                          c->n_in);
     return 0;
 }
 
@@ -95,26 +96,59 @@ static const struct {
     const char *name;
     mc_unary_op op;
 } unary_table[] = {
-    {"Abs", MC_U_ABS},         {"ArcCos", MC_U_ARCCOS},     {"ArcCosh", MC_U_ARCCOSH},   {"ArcSin", MC_U_ARCSIN},
-    {"ArcSinh", MC_U_ARCSINH}, {"ArcTan", MC_U_ARCTAN},     {"ArcTanh", MC_U_ARCTANH},   {"Ceil", MC_U_CEIL},
-    {"Conjugate", MC_U_CONJUGATE}, {"Cos", MC_U_COS},       {"Cosh", MC_U_COSH},         {"Erf", MC_U_ERF},
-    {"ErfInv", MC_U_ERFINV},   {"Exp", MC_U_EXP},           {"Expm1", MC_U_EXPM1},       {"Floor", MC_U_FLOOR},
-    {"Imag", MC_U_IMAG},       {"Log1p", MC_U_LOG1P},       {"LogicalNot", MC_U_LOGICAL_NOT},
-    {"Negative", MC_U_NEGATIVE}, {"Real", MC_U_REAL},       {"Round", MC_U_ROUND},       {"Sigmoid", MC_U_SIGMOID},
-    {"Sign", MC_U_SIGN},       {"Sin", MC_U_SIN},           {"Sinh", MC_U_SINH},         {"Square", MC_U_SQUARE},
-    {"Tan", MC_U_TAN},         {"Tanh", MC_U_TANH},         {"BitwiseInvert", MC_U_BITWISE_INVERT},
+    {"Abs", MC_U_ABS},
+    {"ArcCos", MC_U_ARCCOS},
+    {"ArcCosh", MC_U_ARCCOSH},
+    {"ArcSin", MC_U_ARCSIN},
+    {"ArcSinh", MC_U_ARCSINH},
+    {"ArcTan", MC_U_ARCTAN},
+    {"ArcTanh", MC_U_ARCTANH},
+    {"Ceil", MC_U_CEIL},
+    {"Conjugate", MC_U_CONJUGATE},
+    {"Cos", MC_U_COS},
+    {"Cosh", MC_U_COSH},
+    {"Erf", MC_U_ERF},
+    {"ErfInv", MC_U_ERFINV},
+    {"Exp", MC_U_EXP},
+    {"Expm1", MC_U_EXPM1},
+    {"Floor", MC_U_FLOOR},
+    {"Imag", MC_U_IMAG},
+    {"Log1p", MC_U_LOG1P},
+    {"LogicalNot", MC_U_LOGICAL_NOT},
+    {"Negative", MC_U_NEGATIVE},
+    {"Real", MC_U_REAL},
+    {"Round", MC_U_ROUND},
+    {"Sigmoid", MC_U_SIGMOID},
+    {"Sign", MC_U_SIGN},
+    {"Sin", MC_U_SIN},
+    {"Sinh", MC_U_SINH},
+    {"Square", MC_U_SQUARE},
+    {"Tan", MC_U_TAN},
+    {"Tanh", MC_U_TANH},
+    {"BitwiseInvert", MC_U_BITWISE_INVERT},
 };
 
 static const struct {
     const char *name;
     mc_binary_op op;
 } binary_table[] = {
-    {"Add", MC_B_ADD},           {"ArcTan2", MC_B_ARCTAN2},         {"Divide", MC_B_DIVIDE},
-    {"Greater", MC_B_GREATER},   {"GreaterEqual", MC_B_GREATER_EQUAL}, {"Less", MC_B_LESS},
-    {"LessEqual", MC_B_LESS_EQUAL}, {"LogicalAnd", MC_B_LOGICAL_AND}, {"LogicalOr", MC_B_LOGICAL_OR},
-    {"LogAddExp", MC_B_LOGADDEXP}, {"Maximum", MC_B_MAXIMUM},       {"Minimum", MC_B_MINIMUM},
-    {"Multiply", MC_B_MULTIPLY}, {"NotEqual", MC_B_NOT_EQUAL},      {"Power", MC_B_POWER},
-    {"Remainder", MC_B_REMAINDER}, {"Subtract", MC_B_SUBTRACT},
+    {"Add", MC_B_ADD},
+    {"ArcTan2", MC_B_ARCTAN2},
+    {"Divide", MC_B_DIVIDE},
+    {"Greater", MC_B_GREATER},
+    {"GreaterEqual", MC_B_GREATER_EQUAL},
+    {"Less", MC_B_LESS},
+    {"LessEqual", MC_B_LESS_EQUAL},
+    {"LogicalAnd", MC_B_LOGICAL_AND},
+    {"LogicalOr", MC_B_LOGICAL_OR},
+    {"LogAddExp", MC_B_LOGADDEXP},
+    {"Maximum", MC_B_MAXIMUM},
+    {"Minimum", MC_B_MINIMUM},
+    {"Multiply", MC_B_MULTIPLY},
+    {"NotEqual", MC_B_NOT_EQUAL},
+    {"Power", MC_B_POWER},
+    {"Remainder", MC_B_REMAINDER},
+    {"Subtract", MC_B_SUBTRACT},
 };
 
 static int unary_node(mc_mlxfn_imp *c, mc_unary_op op)
@@ -190,7 +224,10 @@ static int imp_bitwise(mc_mlxfn_imp *c)
 
 static int imp_select(mc_mlxfn_imp *c) { return need_in(c, 3, 3) || node(c, MC_PRIM_WHERE, NULL, 0); }
 
-static int imp_stop_gradient(mc_mlxfn_imp *c) { return need_in(c, 1, 1) || node(c, MC_PRIM_STOP_GRADIENT, NULL, 0); }
+static int imp_stop_gradient(mc_mlxfn_imp *c)
+{
+    return need_in(c, 1, 1) || node(c, MC_PRIM_STOP_GRADIENT, NULL, 0);
+}
 
 /* ---- dtypes and copies ---- */
 
@@ -489,8 +526,10 @@ static int imp_gather(mc_mlxfn_imp *c)
         mc_rd_shape(c->rd, &ns, p.slice_sizes, "Gather's slice sizes") || need_in(c, 1, MC_MAX_NDIM + 1))
         return 1;
     if (c->n_in != p.nidx + 1 || ns != c->in[0]->ndim)
-        return mc_rd_fail(c->rd, "Bad file: Gather has %d index inputs for %d axes and %d slice sizes for %d "
-                          "dimensions", c->n_in - 1, p.nidx, ns, c->in[0]->ndim);
+        return mc_rd_fail(c->rd,
+                          "Bad file: Gather has %d index inputs for %d axes and %d slice sizes for %d "
+                          "dimensions",
+                          c->n_in - 1, p.nidx, ns, c->in[0]->ndim);
     if (axes_ok(c, p.nidx, p.axes, c->in[0]->ndim, false))
         return 1;
     for (int i = 0; i < ns; i++)
@@ -504,8 +543,8 @@ static int imp_scatter(mc_mlxfn_imp *c)
     int32_t type;
     mc_scatter_params p;
     memset(&p, 0, sizeof p);
-    if (mc_rd_i32(c->rd, &type, "Scatter's type") || mc_rd_ints(c->rd, MC_MAX_NDIM, &p.nidx, p.axes, "Scatter's axes") ||
-        need_in(c, 2, MC_MAX_NDIM + 2))
+    if (mc_rd_i32(c->rd, &type, "Scatter's type") ||
+        mc_rd_ints(c->rd, MC_MAX_NDIM, &p.nidx, p.axes, "Scatter's axes") || need_in(c, 2, MC_MAX_NDIM + 2))
         return 1;
     /* MLX's Scatter::ReduceType: Max, Min, Sum, Prod, None */
     static const int red[] = {MC_SCATTER_MAX, MC_SCATTER_MIN, MC_SCATTER_SUM, MC_SCATTER_PROD, MC_SCATTER_NONE};
@@ -513,7 +552,8 @@ static int imp_scatter(mc_mlxfn_imp *c)
         return mc_rd_fail(c->rd, "Bad file: Scatter has unknown type %d", (int)type);
     p.reduce = red[type];
     if (c->n_in != p.nidx + 2 || axes_ok(c, p.nidx, p.axes, c->in[0]->ndim, false))
-        return c->rd->failed ? 1 : mc_rd_fail(c->rd, "Bad file: Scatter has %d inputs for %d axes", c->n_in, p.nidx);
+        return c->rd->failed ? 1
+                             : mc_rd_fail(c->rd, "Bad file: Scatter has %d inputs for %d axes", c->n_in, p.nidx);
     return node(c, MC_PRIM_SCATTER, &p, sizeof p);
 }
 
@@ -548,8 +588,8 @@ static int imp_fft(mc_mlxfn_imp *c)
         p.axes[i] = a > MC_MAX_NDIM ? MC_MAX_NDIM : (int)a;
     }
     p.naxes = (int)n;
-    if (mc_rd_bool(c->rd, &inverse, "FFT's inverse") || mc_rd_bool(c->rd, &real, "FFT's real") || need_in(c, 1, 1) ||
-        one_out(c))
+    if (mc_rd_bool(c->rd, &inverse, "FFT's inverse") || mc_rd_bool(c->rd, &real, "FFT's real") ||
+        need_in(c, 1, 1) || one_out(c))
         return 1;
     p.inverse = inverse;
     p.real = real;
@@ -568,8 +608,8 @@ static int imp_reduce(mc_mlxfn_imp *c)
     int32_t type;
     mc_reduce_params p;
     memset(&p, 0, sizeof p);
-    if (mc_rd_i32(c->rd, &type, "Reduce's type") || mc_rd_ints(c->rd, MC_MAX_NDIM, &p.n, p.axes, "Reduce's axes") ||
-        need_in(c, 1, 1))
+    if (mc_rd_i32(c->rd, &type, "Reduce's type") ||
+        mc_rd_ints(c->rd, MC_MAX_NDIM, &p.n, p.axes, "Reduce's axes") || need_in(c, 1, 1))
         return 1;
     /* MLX's Reduce::ReduceType: And, Or, Sum, Prod, Min, Max */
     static const int kinds[] = {MC_RK_ALL, MC_RK_ANY, MC_RK_SUM, MC_RK_PROD, MC_RK_MIN, MC_RK_MAX};
@@ -729,7 +769,8 @@ static int imp_convolution(mc_mlxfn_imp *c)
         if (n[i] != n[0])
             return mc_rd_fail(c->rd, "Bad file: Convolution's parameters have different lengths");
     if (n[0] < 1 || c->in[0]->ndim != n[0] + 2 || c->in[1]->ndim != n[0] + 2)
-        return mc_rd_fail(c->rd, "Bad file: Convolution over %d spatial dims of %d-d inputs", n[0], c->in[0]->ndim);
+        return mc_rd_fail(c->rd, "Bad file: Convolution over %d spatial dims of %d-d inputs", n[0],
+                          c->in[0]->ndim);
     for (int i = 0; i < n[0]; i++)
         if (p.pad_lo[i] < 0 || p.pad_hi[i] < 0)
             return mc_rd_fail(c->rd, "Bad file: Convolution has a negative padding");
@@ -747,7 +788,8 @@ static int imp_quantized_matmul(mc_mlxfn_imp *c)
         mc_rd_i32(c->rd, &mode, "the quantization mode") || mc_rd_bool(c->rd, &transpose, "transpose"))
         return 1;
     if (mode != 0)
-        return mc_rd_fail(c->rd, "QuantizedMatmul in mode %d: mlx-cpu imports the affine mode (0) only", (int)mode);
+        return mc_rd_fail(c->rd, "QuantizedMatmul in mode %d: mlx-cpu imports the affine mode (0) only",
+                          (int)mode);
     if (need_in(c, 4, 4) || one_out(c))
         return 1;
     c->res[0] = mc_node_quantized_matmul(c->in[0], c->in[1], c->in[2], c->in[3], gs, bits, transpose, c->rd->fn);
@@ -759,7 +801,8 @@ static int imp_quantized_matmul(mc_mlxfn_imp *c)
 static int imp_rms_norm(mc_mlxfn_imp *c)
 {
     mc_norm_params p;
-    return mc_rd_f32(c->rd, &p.eps, "RMSNorm's eps") || need_in(c, 2, 2) || node(c, MC_PRIM_RMS_NORM, &p, sizeof p);
+    return mc_rd_f32(c->rd, &p.eps, "RMSNorm's eps") || need_in(c, 2, 2) ||
+           node(c, MC_PRIM_RMS_NORM, &p, sizeof p);
 }
 
 static int imp_layer_norm(mc_mlxfn_imp *c)
@@ -778,8 +821,12 @@ static int imp_rope(mc_mlxfn_imp *c)
         mc_rd_f32(c->rd, &base, "RoPE's base") || mc_rd_f32(c->rd, &scale, "RoPE's scale") ||
         mc_rd_bool(c->rd, &fwd, "RoPE's forward") || need_in(c, 2, 3))
         return 1;
-    mc_rope_params p = {.dims = dims, .traditional = trad, .forward = fwd, .has_freqs = c->n_in == 3,
-                        .base = base, .scale = scale};
+    mc_rope_params p = {.dims = dims,
+                        .traditional = trad,
+                        .forward = fwd,
+                        .has_freqs = c->n_in == 3,
+                        .base = base,
+                        .scale = scale};
     return node(c, MC_PRIM_ROPE, &p, sizeof p);
 }
 
@@ -793,7 +840,7 @@ static int imp_sdpa(mc_mlxfn_imp *c)
         return 1;
     if (lse)
         return mc_rd_fail(c->rd, "ScaledDotProductAttention with its logsumexp output: mlx-cpu imports the "
-                          "attention output only");
+                                 "attention output only");
     mc_sdpa_params p = {.scale = scale, .causal = causal, .has_mask = c->n_in - 3 - sinks, .has_sinks = sinks};
     return node(c, MC_PRIM_SDPA, &p, sizeof p);
 }
@@ -804,42 +851,99 @@ static const struct {
     const char *name;
     mc_mlxfn_import_fn fn;
 } importers[] = {
-    {"Abs", imp_unary},          {"ArcCos", imp_unary},       {"ArcCosh", imp_unary},
-    {"ArcSin", imp_unary},       {"ArcSinh", imp_unary},      {"ArcTan", imp_unary},
-    {"ArcTanh", imp_unary},      {"Ceil", imp_unary},         {"Conjugate", imp_unary},
-    {"Cos", imp_unary},          {"Cosh", imp_unary},         {"Erf", imp_unary},
-    {"ErfInv", imp_unary},       {"Exp", imp_unary},          {"Expm1", imp_unary},
-    {"Floor", imp_unary},        {"Imag", imp_unary},         {"Log1p", imp_unary},
-    {"LogicalNot", imp_unary},   {"Negative", imp_unary},     {"Real", imp_unary},
-    {"Round", imp_unary},        {"Sigmoid", imp_unary},      {"Sign", imp_unary},
-    {"Sin", imp_unary},          {"Sinh", imp_unary},         {"Square", imp_unary},
-    {"Tan", imp_unary},          {"Tanh", imp_unary},         {"BitwiseInvert", imp_unary},
-    {"Log", imp_log},            {"Sqrt", imp_sqrt},
-    {"Add", imp_binary},         {"ArcTan2", imp_binary},     {"Divide", imp_binary},
-    {"Greater", imp_binary},     {"GreaterEqual", imp_binary}, {"Less", imp_binary},
-    {"LessEqual", imp_binary},   {"LogicalAnd", imp_binary},  {"LogicalOr", imp_binary},
-    {"LogAddExp", imp_binary},   {"Maximum", imp_binary},     {"Minimum", imp_binary},
-    {"Multiply", imp_binary},    {"NotEqual", imp_binary},    {"Power", imp_binary},
-    {"Remainder", imp_binary},   {"Subtract", imp_binary},
-    {"Equal", imp_equal},        {"BitwiseBinary", imp_bitwise}, {"Select", imp_select},
+    {"Abs", imp_unary},
+    {"ArcCos", imp_unary},
+    {"ArcCosh", imp_unary},
+    {"ArcSin", imp_unary},
+    {"ArcSinh", imp_unary},
+    {"ArcTan", imp_unary},
+    {"ArcTanh", imp_unary},
+    {"Ceil", imp_unary},
+    {"Conjugate", imp_unary},
+    {"Cos", imp_unary},
+    {"Cosh", imp_unary},
+    {"Erf", imp_unary},
+    {"ErfInv", imp_unary},
+    {"Exp", imp_unary},
+    {"Expm1", imp_unary},
+    {"Floor", imp_unary},
+    {"Imag", imp_unary},
+    {"Log1p", imp_unary},
+    {"LogicalNot", imp_unary},
+    {"Negative", imp_unary},
+    {"Real", imp_unary},
+    {"Round", imp_unary},
+    {"Sigmoid", imp_unary},
+    {"Sign", imp_unary},
+    {"Sin", imp_unary},
+    {"Sinh", imp_unary},
+    {"Square", imp_unary},
+    {"Tan", imp_unary},
+    {"Tanh", imp_unary},
+    {"BitwiseInvert", imp_unary},
+    {"Log", imp_log},
+    {"Sqrt", imp_sqrt},
+    {"Add", imp_binary},
+    {"ArcTan2", imp_binary},
+    {"Divide", imp_binary},
+    {"Greater", imp_binary},
+    {"GreaterEqual", imp_binary},
+    {"Less", imp_binary},
+    {"LessEqual", imp_binary},
+    {"LogicalAnd", imp_binary},
+    {"LogicalOr", imp_binary},
+    {"LogAddExp", imp_binary},
+    {"Maximum", imp_binary},
+    {"Minimum", imp_binary},
+    {"Multiply", imp_binary},
+    {"NotEqual", imp_binary},
+    {"Power", imp_binary},
+    {"Remainder", imp_binary},
+    {"Subtract", imp_binary},
+    {"Equal", imp_equal},
+    {"BitwiseBinary", imp_bitwise},
+    {"Select", imp_select},
     {"StopGradient", imp_stop_gradient},
-    {"AsType", imp_astype},      {"Copy", imp_copy},          {"Full", imp_copy},
+    {"AsType", imp_astype},
+    {"Copy", imp_copy},
+    {"Full", imp_copy},
     {"View", imp_view},
-    {"Reshape", imp_reshape},    {"Broadcast", imp_broadcast}, {"Transpose", imp_transpose},
-    {"ExpandDims", imp_expand_dims}, {"Squeeze", imp_squeeze}, {"Flatten", imp_flatten},
+    {"Reshape", imp_reshape},
+    {"Broadcast", imp_broadcast},
+    {"Transpose", imp_transpose},
+    {"ExpandDims", imp_expand_dims},
+    {"Squeeze", imp_squeeze},
+    {"Flatten", imp_flatten},
     {"Unflatten", imp_unflatten},
-    {"Slice", imp_slice},        {"SliceUpdate", imp_slice_update}, {"Split", imp_split}, {"AsStrided", imp_as_strided},
-    {"Concatenate", imp_concatenate}, {"Pad", imp_pad},      {"GatherAxis", imp_gather_axis},
-    {"Gather", imp_gather},      {"Scatter", imp_scatter},    {"ScatterAxis", imp_scatter_axis},
+    {"Slice", imp_slice},
+    {"SliceUpdate", imp_slice_update},
+    {"Split", imp_split},
+    {"AsStrided", imp_as_strided},
+    {"Concatenate", imp_concatenate},
+    {"Pad", imp_pad},
+    {"GatherAxis", imp_gather_axis},
+    {"Gather", imp_gather},
+    {"Scatter", imp_scatter},
+    {"ScatterAxis", imp_scatter_axis},
     {"FFT", imp_fft},
-    {"Reduce", imp_reduce},      {"ArgReduce", imp_argreduce}, {"Softmax", imp_softmax},
-    {"LogSumExp", imp_logsumexp}, {"Scan", imp_scan},
-    {"Sort", imp_sort},          {"ArgSort", imp_argsort},    {"Partition", imp_partition},
+    {"Reduce", imp_reduce},
+    {"ArgReduce", imp_argreduce},
+    {"Softmax", imp_softmax},
+    {"LogSumExp", imp_logsumexp},
+    {"Scan", imp_scan},
+    {"Sort", imp_sort},
+    {"ArgSort", imp_argsort},
+    {"Partition", imp_partition},
     {"ArgPartition", imp_argpartition},
-    {"Arange", imp_arange},      {"NumberOfElements", imp_number_of_elements},
-    {"Matmul", imp_matmul},      {"AddMM", imp_addmm},        {"Convolution", imp_convolution},
+    {"Arange", imp_arange},
+    {"NumberOfElements", imp_number_of_elements},
+    {"Matmul", imp_matmul},
+    {"AddMM", imp_addmm},
+    {"Convolution", imp_convolution},
     {"QuantizedMatmul", imp_quantized_matmul},
-    {"RMSNorm", imp_rms_norm},   {"LayerNorm", imp_layer_norm}, {"RoPE", imp_rope},
+    {"RMSNorm", imp_rms_norm},
+    {"LayerNorm", imp_layer_norm},
+    {"RoPE", imp_rope},
     {"ScaledDotProductAttention", imp_sdpa},
 };
 

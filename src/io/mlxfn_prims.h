@@ -15,8 +15,8 @@ typedef struct mc_mlxfn_imp {
     int n_in;
     /* set by mc_mlxfn_imp_outputs */
     int n_out;
-    mc_meta *out;    /* what the record declares for each output */
-    mc_array **res;  /* n_out slots: the importer stores a new reference in each */
+    mc_meta *out;      /* what the record declares for each output */
+    mc_array **res;    /* n_out slots: the importer stores a new reference in each */
     uint64_t *out_ids; /* each output's id; NULL when the record has one */
 } mc_mlxfn_imp;
 

@@ -258,10 +258,10 @@ static int node_record(reader *r, uint64_t id)
         }
         if (!meta_equal(c.res[i], &c.out[i])) {
             char got[256], want[256];
-            mc_rd_fail(rd, "%s gives %s %s here, but the file declares %s %s", name,
-                       mc_shape_str(got, sizeof got, c.res[i]->ndim, c.res[i]->shape),
-                       mc_dtype_name(c.res[i]->dtype), mc_shape_str(want, sizeof want, c.out[i].ndim, c.out[i].shape),
-                       mc_dtype_name(c.out[i].dtype));
+            mc_rd_fail(
+                rd, "%s gives %s %s here, but the file declares %s %s", name,
+                mc_shape_str(got, sizeof got, c.res[i]->ndim, c.res[i]->shape), mc_dtype_name(c.res[i]->dtype),
+                mc_shape_str(want, sizeof want, c.out[i].ndim, c.out[i].shape), mc_dtype_name(c.out[i].dtype));
             goto done;
         }
     }
@@ -458,8 +458,8 @@ int mc_mlxfn_parse(mc_mlxfn *out, const uint8_t *buf, size_t len, const char *fn
     char *version = NULL;
     int32_t count;
     int rc = 1;
-    if (mc_rd_string(&r.rd, MAX_NAME, &version, "the MLX version") || mc_rd_i32(&r.rd, &count, "the function count") ||
-        mc_rd_bool(&r.rd, &out->shapeless, "the shapeless flag"))
+    if (mc_rd_string(&r.rd, MAX_NAME, &version, "the MLX version") ||
+        mc_rd_i32(&r.rd, &count, "the function count") || mc_rd_bool(&r.rd, &out->shapeless, "the shapeless flag"))
         goto done;
     /* a function takes at least four counts and a tape size */
     if (count < 0 || (size_t)count > (len - r.rd.pos) / 40) {
