@@ -682,6 +682,49 @@ static void test_shapeless_export_imports_for_other_shapes(void **s)
     TU_FREE(x, z, r);
 }
 
+/* Saves calls (args, optional keyword arrays under sorted names, outputs)
+ * in the fixtures' format, for the MLX direction's check. */
+static void save_io(const char *name, int n_calls, const mlx_vector_array *args, const mlx_map_string_to_array *kw,
+                    const char *const *kw_names, int n_kw, const mlx_vector_array *outs)
+{
+    char path[600], key[96], val[256];
+    out_path(path, sizeof path, name, ".safetensors");
+    mlx_map_string_to_array arrays = mlx_map_string_to_array_new();
+    mlx_map_string_to_string meta = mlx_map_string_to_string_new();
+    for (int c = 0; c < n_calls; c++) {
+        const mlx_vector_array *vs[2] = {&args[c], &outs[c]};
+        const char *what[2] = {"in", "out"};
+        for (int v = 0; v < 2; v++) {
+            for (size_t i = 0; i < mlx_vector_array_size(*vs[v]); i++) {
+                mlx_array a = mlx_array_new();
+                mlx_vector_array_get(&a, *vs[v], i);
+                snprintf(key, sizeof key, "c%d_%s_%zu", c, what[v], i);
+                mlx_map_string_to_array_insert(arrays, key, a);
+                mlx_array_free(a);
+            }
+            snprintf(key, sizeof key, "c%d_n_%s", c, what[v]);
+            snprintf(val, sizeof val, "%zu", mlx_vector_array_size(*vs[v]));
+            mlx_map_string_to_string_insert(meta, key, val);
+        }
+        val[0] = 0;
+        for (int k = 0; kw && k < n_kw; k++) {
+            mlx_array a = mlx_array_new();
+            mlx_map_string_to_array_get(&a, kw[c], kw_names[k]);
+            snprintf(key, sizeof key, "c%d_kw_%s", c, kw_names[k]);
+            mlx_map_string_to_array_insert(arrays, key, a);
+            mlx_array_free(a);
+            snprintf(val + strlen(val), sizeof val - strlen(val), "%s%s", k ? "," : "", kw_names[k]);
+        }
+        snprintf(key, sizeof key, "c%d_kw", c);
+        mlx_map_string_to_string_insert(meta, key, val);
+    }
+    snprintf(val, sizeof val, "%d", n_calls);
+    mlx_map_string_to_string_insert(meta, "calls", val);
+    assert_int_equal(mlx_save_safetensors(path, arrays, meta), 0);
+    mlx_map_string_to_array_free(arrays);
+    mlx_map_string_to_string_free(meta);
+}
+
 static int kw_fn(mlx_vector_array *res, const mlx_vector_array args, const mlx_map_string_to_array kwargs)
 {
     mlx_array x = mlx_array_new(), scale = mlx_array_new(), bias = mlx_array_new();
@@ -721,6 +764,8 @@ static void test_keyword_arguments_round_trip_by_name(void **s)
     mlx_vector_array_get(&g, got, 0);
     mlx_vector_array_get(&w, want, 0);
     assert_close(g, w, "kwargs");
+    static const char *const names[2] = {"bias", "scale"};
+    save_io("rt_kwargs", 1, &args, &kw, names, 2, &want);
     /* a missing keyword matches no trace */
     mlx_map_string_to_array only = mlx_map_string_to_array_new();
     mlx_map_string_to_array_insert(only, "scale", sc);
@@ -764,11 +809,13 @@ static void test_exporter_writes_several_traces_and_refuses_a_repeat(void **s)
     mlx_imported_function f = mlx_imported_function_new(path);
     assert_non_null(f.ctx);
     mlx_vector_array *calls[3] = {&a1, &a2, &a3};
+    mlx_vector_array wants[3] = {mlx_vector_array_new(), mlx_vector_array_new(), mlx_vector_array_new()};
     for (int c = 0; c < 3; c++) {
         mlx_vector_array got = mlx_vector_array_new(), want = mlx_vector_array_new();
         assert_int_equal(mlx_imported_function_apply(&got, f, *calls[c]), 0);
         assert_int_equal(mlx_closure_apply(&want, fun, *calls[c]), 0);
         assert_int_equal((int)mlx_vector_array_size(got), (int)mlx_vector_array_size(want));
+        mlx_vector_array_set(&wants[c], want);
         for (size_t j = 0; j < mlx_vector_array_size(want); j++) {
             mlx_array g = mlx_array_new(), w = mlx_array_new();
             mlx_vector_array_get(&g, got, j);
@@ -779,6 +826,10 @@ static void test_exporter_writes_several_traces_and_refuses_a_repeat(void **s)
         mlx_vector_array_free(got);
         mlx_vector_array_free(want);
     }
+    mlx_vector_array all[3] = {a1, a2, a3};
+    save_io("rt_multi", 3, all, NULL, NULL, 0, wants);
+    for (int c = 0; c < 3; c++)
+        mlx_vector_array_free(wants[c]);
     mlx_imported_function_free(f);
     mlx_vector_array_free(a1);
     mlx_vector_array_free(a2);
