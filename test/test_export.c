@@ -867,6 +867,51 @@ static void test_export_of_a_primitive_mlx_cannot_read_fails_with_its_name(void 
     mlx_array_free(x);
 }
 
+static void test_empty_handles_and_missing_files_fail_with_one_message(void **s)
+{
+    (void)s;
+    mlx_vector_array args = mlx_vector_array_new(), res = mlx_vector_array_new();
+    mlx_closure none = mlx_closure_new();
+    assert_int_equal(mlx_export_function("/tmp/x.mlxfn", none, args, false), 1);
+    tu_expect_error("[export_function]");
+    assert_int_equal(mlx_export_function(NULL, none, args, false), 1);
+    tu_expect_error("[export_function]");
+    assert_null(mlx_function_exporter_new("/tmp/x.mlxfn", none, false).ctx);
+    tu_expect_error("[export_function]");
+    assert_int_equal(mlx_function_exporter_apply((mlx_function_exporter){NULL}, args), 1);
+    tu_expect_error("[export_function]");
+    assert_null(mlx_imported_function_new(FIXTURE("no_such_file.mlxfn")).ctx);
+    tu_expect_error("[import_function]");
+    assert_int_equal(mlx_imported_function_apply(&res, (mlx_imported_function){NULL}, args), 1);
+    tu_expect_error("[import_function::call]");
+    mlx_closure fun = mlx_closure_new_func(scale_shift);
+    assert_null(mlx_function_exporter_new("/no/such/dir/x.mlxfn", fun, false).ctx);
+    tu_expect_error("[export_function]");
+    /* a positional function given keyword arrays too: the trace takes them as inputs */
+    char path[600];
+    out_path(path, sizeof path, "rt_pos_kw", ".mlxfn");
+    mlx_function_exporter ex = mlx_function_exporter_new(path, fun, false);
+    int shape[2] = {2, 3};
+    mlx_array x = seq(6, shape, 2, 0.5f);
+    mlx_vector_array xs = mlx_vector_array_new_value(x);
+    mlx_map_string_to_array kw = mlx_map_string_to_array_new();
+    mlx_map_string_to_array_insert(kw, "unused", x);
+    assert_int_equal(mlx_function_exporter_apply_kwargs(ex, xs, kw), 0);
+    mlx_function_exporter_free(ex);
+    mlx_imported_function f = mlx_imported_function_new(path);
+    assert_int_equal(mlx_imported_function_apply_kwargs(&res, f, xs, kw), 0);
+    assert_int_equal((int)mlx_vector_array_size(res), 2);
+    assert_int_equal(mlx_imported_function_apply(&res, f, xs), 1); /* the keyword input is part of it */
+    tu_expect_error("[import_function::call]");
+    mlx_imported_function_free(f);
+    mlx_map_string_to_array_free(kw);
+    mlx_vector_array_free(xs);
+    mlx_array_free(x);
+    mlx_closure_free(fun);
+    mlx_vector_array_free(args);
+    mlx_vector_array_free(res);
+}
+
 /* ---- hostile files ---- */
 
 static uint8_t *read_all(const char *path, size_t *n)
@@ -1188,6 +1233,7 @@ int main(void)
         cmocka_unit_test_teardown(test_exporter_writes_several_traces_and_refuses_a_repeat, tu_test_teardown),
         cmocka_unit_test_teardown(test_export_of_a_primitive_mlx_cannot_read_fails_with_its_name,
                                   tu_test_teardown),
+        cmocka_unit_test_teardown(test_empty_handles_and_missing_files_fail_with_one_message, tu_test_teardown),
         cmocka_unit_test_teardown(test_every_truncation_of_a_file_fails_with_one_message, tu_test_teardown),
         cmocka_unit_test_teardown(test_hand_made_files_import_and_bad_ones_fail_clearly, tu_test_teardown),
         cmocka_unit_test_teardown(test_allocation_failures_report_once_and_leak_nothing, tu_test_teardown),
