@@ -82,7 +82,7 @@ static void test_ops_with_null_result_pointer_fail(void **state)
     EXPECT_FAIL(mlx_arange(NULL, 0, 3, 1, MLX_FLOAT32, S), "[arange]");
     EXPECT_FAIL(mlx_linspace(NULL, 0, 3, 4, MLX_FLOAT32, S), "[linspace]");
     EXPECT_FAIL(mlx_eye(NULL, 2, 2, 0, MLX_FLOAT32, S), "[eye]");
-    EXPECT_FAIL(mlx_identity(NULL, 2, MLX_FLOAT32, S), "[eye]"); /* MLX's identity is eye */
+    EXPECT_FAIL(mlx_identity(NULL, 2, MLX_FLOAT32, S), "[identity]");
     EXPECT_FAIL(mlx_astype(NULL, a, MLX_INT32, S), "[astype]");
     EXPECT_FAIL(mlx_reshape(NULL, a, shape, 0, S), "[reshape]");
     EXPECT_FAIL(mlx_transpose(NULL, a, S), "[transpose]");
@@ -562,6 +562,71 @@ static void test_handler_gets_its_data_and_the_dtor_runs_when_replaced(void **st
     assert_int_equal(tu_error_count(), 0);
 }
 
+/* A handler running on one thread while another replaces it: the old
+ * handler's data must outlive that call (its destructor runs after it). */
+typedef struct slow_handler {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int entered, replaced, alive, used_after_dtor;
+} slow_handler;
+
+static void slow_handler_fn(const char *msg, void *data)
+{
+    (void)msg;
+    slow_handler *h = data;
+    pthread_mutex_lock(&h->lock);
+    h->entered = 1;
+    pthread_cond_broadcast(&h->cond);
+    while (!h->replaced)
+        pthread_cond_wait(&h->cond, &h->lock);
+    if (!h->alive)
+        h->used_after_dtor = 1;
+    pthread_mutex_unlock(&h->lock);
+}
+
+static void slow_handler_dtor(void *data)
+{
+    slow_handler *h = data;
+    pthread_mutex_lock(&h->lock);
+    h->alive = 0;
+    pthread_mutex_unlock(&h->lock);
+}
+
+static void *report_once(void *p)
+{
+    (void)p;
+    mlx_array e = mlx_array_new();
+    (void)mlx_array_ndim(e);
+    return NULL;
+}
+
+static void test_a_replaced_handler_keeps_its_data_until_its_running_call_returns(void **state)
+{
+    (void)state;
+    slow_handler h = {.alive = 1};
+    pthread_mutex_init(&h.lock, NULL);
+    pthread_cond_init(&h.cond, NULL);
+    mlx_set_error_handler(slow_handler_fn, &h, slow_handler_dtor);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, report_once, NULL), 0);
+    pthread_mutex_lock(&h.lock);
+    while (!h.entered)
+        pthread_cond_wait(&h.cond, &h.lock);
+    pthread_mutex_unlock(&h.lock);
+    /* the other thread is inside the handler: replace it now */
+    tu_install_recorder();
+    pthread_mutex_lock(&h.lock);
+    h.replaced = 1;
+    pthread_cond_broadcast(&h.cond);
+    pthread_mutex_unlock(&h.lock);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(h.used_after_dtor, 0);
+    assert_int_equal(h.alive, 0); /* and the destructor did run, after the call */
+    pthread_cond_destroy(&h.cond);
+    pthread_mutex_destroy(&h.lock);
+    assert_int_equal(tu_error_count(), 0);
+}
+
 static void test_mlx_error_macro_reports_with_file_and_line(void **state)
 {
     (void)state;
@@ -620,6 +685,26 @@ static void test_a_successful_call_reports_nothing(void **state)
     TU_FREE(a, b);
 }
 
+/* A message names the function the user called, never a step of it:
+ * eye/identity of a size past addressing name themselves, and a result
+ * too large to allocate names the evaluating call (and the step). */
+static void test_errors_name_the_called_function_not_an_inner_step(void **state)
+{
+    (void)state;
+    mlx_array r = mlx_array_new();
+    EXPECT_FAIL(mlx_eye(&r, INT_MAX, INT_MAX, 0, MLX_FLOAT32, S), "[eye]");
+    EXPECT_FAIL(mlx_identity(&r, INT_MAX, MLX_FLOAT32, S), "[identity]");
+    const int huge[2] = {1 << 20, 1 << 20}; /* 2^40 float32: 4 TiB */
+    mlx_array one = mlx_array_new_float(1.0f);
+    assert_int_equal(mlx_full(&r, huge, 2, one, MLX_FLOAT32, S), 0);
+    EXPECT_FAIL(mlx_array_eval(r), "[mlx_array_eval] Out of memory allocating 4398046511104 bytes");
+    assert_int_equal(mlx_zeros(&r, huge, 2, MLX_FLOAT32, S), 0);
+    mlx_vector_array v = mlx_vector_array_new_data(&r, 1);
+    EXPECT_FAIL(mlx_eval(v), "[mlx_eval] Out of memory allocating");
+    mlx_vector_array_free(v);
+    TU_FREE(r, one);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, NULL, tu_test_teardown)
 
 int main(void)
@@ -646,9 +731,11 @@ int main(void)
         T(test_null_data_for_a_non_empty_shape_is_refused),
         T(test_null_handler_restores_the_default_which_exits),
         T(test_handler_gets_its_data_and_the_dtor_runs_when_replaced),
+        T(test_a_replaced_handler_keeps_its_data_until_its_running_call_returns),
         T(test_mlx_error_macro_reports_with_file_and_line),
         T(test_last_error_is_kept_per_thread),
         T(test_a_successful_call_reports_nothing),
+        T(test_errors_name_the_called_function_not_an_inner_step),
     };
     return cmocka_run_group_tests_name("errors", tests, tu_group_setup, tu_group_teardown);
 }

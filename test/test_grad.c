@@ -498,6 +498,11 @@ static int f_addmm(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_addmm(o, x[2], x[0], x[1], 0.5f, 2.0f, s);
 }
+/* unit alpha and beta (the rule then scales nothing), the bias broadcast */
+static int f_addmm_unit(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_addmm(o, x[2], x[0], x[1], 1.0f, 1.0f, s);
+}
 /* convolutions: padding, stride, dilation, groups, flip, transposed */
 static int f_conv1d(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
@@ -842,6 +847,7 @@ static const grad_case cases[] = {
     {"matmul_batched_broadcast", f_matmul, 2, {3, 2}, {{2, 2, 3}, {3, 2}}, -1, 1, 0},
     {"matmul_vector", f_matmul, 2, {1, 2}, {{3}, {3, 2}}, -1, 1, 0},
     {"addmm", f_addmm, 3, {2, 2, 2}, {{2, 3}, {3, 2}, {2, 2}}, -1, 1, 0},
+    {"addmm_unit_broadcast_bias", f_addmm_unit, 3, {2, 2, 1}, {{2, 3}, {3, 2}, {2}}, -1, 1, 0},
     {"inner", f_inner, 2, {2, 1}, {{2, 3}, {3}}, -1, 1, 0},
     {"outer", f_outer, 2, {1, 1}, {{3}, {2}}, -1, 1, 0},
     {"kron", f_kron, 2, {2, 2}, {{2, 2}, {2, 3}}, -1, 1, 0},

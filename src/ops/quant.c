@@ -101,7 +101,7 @@ static int check_affine_params(int gs, int bits, const char *fn)
 int mlx_quantize(mlx_vector_array *res, const mlx_array w, mlx_optional_int group_size, mlx_optional_int bits,
                  const char *mode, const mlx_array global_scale, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "quantize";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -162,7 +162,7 @@ int mlx_dequantize(mlx_array *res, const mlx_array w, const mlx_array scales, co
                    mlx_optional_int group_size, mlx_optional_int bits, const char *mode,
                    const mlx_array global_scale, mlx_optional_dtype dtype, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "dequantize";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -260,7 +260,7 @@ int mlx_quantized_matmul(mlx_array *res, const mlx_array x, const mlx_array w, c
                          const mlx_array biases, bool transpose, mlx_optional_int group_size,
                          mlx_optional_int bits, const char *mode, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "quantized_matmul";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -348,6 +348,7 @@ int mlx_gather_qmm(mlx_array *res, const mlx_array x, const mlx_array w, const m
                    bool transpose, mlx_optional_int group_size, mlx_optional_int bits, const char *mode,
                    bool sorted_indices, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     (void)sorted_indices;
     static const char fn[] = "gather_qmm";
     if (!lhs_indices.ctx && !rhs_indices.ctx)
@@ -379,7 +380,8 @@ int mlx_gather_qmm(mlx_array *res, const mlx_array x, const mlx_array w, const m
     mlx_array li = mlx_array_new(), ri = mlx_array_new(), xf = mlx_array_new(), wf = mlx_array_new();
     mlx_array sf = mlx_array_new(), bf = mlx_array_new(), y = mlx_array_new();
     mlx_vector_array in = mlx_vector_array_new(), bc = mlx_vector_array_new();
-    int rc = indices_or_default(&li, lhs_indices, a, s) || indices_or_default(&ri, rhs_indices, q, s) ||
+    int rc = !in.ctx || !bc.ctx || indices_or_default(&li, lhs_indices, a, s) ||
+             indices_or_default(&ri, rhs_indices, q, s) ||
              mlx_vector_array_append_value(in, li) || mlx_vector_array_append_value(in, ri) ||
              mlx_broadcast_arrays(&bc, in, s) || mlx_vector_array_get(&li, bc, 0) ||
              mlx_vector_array_get(&ri, bc, 1);
