@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harnesses (fuzz/fuzz_ops.c, the API; fuzz_npy.c and
-# fuzz_safetensors.c, the file formats) against a clang build of the
+# Builds the libFuzzer harnesses (fuzz/fuzz_ops.c, the API; fuzz_npy.c,
+# fuzz_safetensors.c and fuzz_mlxfn.c, the file formats) against a clang build of the
 # library instrumented for coverage, AddressSanitizer and UBSan (every report
 # fatal), then fuzzes for a fixed time. A crash, sanitizer report, leak or
 # timeout fails the run; its input is written to <build dir>/crash-* (turn it
 # into a test in test/test_fuzz_regressions.c).
 #   fuzz/run.sh [seconds [build dir [target [extra libFuzzer flags...]]]]
 # Defaults: 60 seconds, build-test-fuzz/, target "all": ops gets half the
-# time, npy and safetensors a quarter each (a named target gets it all).
-# New inputs the fuzzer finds go to <build dir>/corpus[_target] (the seeds
-# in fuzz/corpus, corpus_npy, corpus_safetensors are only read).
+# time, npy, safetensors and mlxfn a sixth each (a named target gets it
+# all). New inputs the fuzzer finds go to <build dir>/corpus[_target] (the
+# seeds in fuzz/corpus, corpus_npy, corpus_safetensors, corpus_mlxfn are
+# only read).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -50,9 +51,11 @@ run() {
 case $target in
   all)
     run ops $(( secs / 2 )) 1024 "$@"
-    run npy $(( secs / 4 )) 4096 "$@"
-    run safetensors $(( secs / 4 )) 4096 "$@" ;;
+    run npy $(( secs / 6 )) 4096 "$@"
+    run safetensors $(( secs / 6 )) 4096 "$@"
+    run mlxfn $(( secs / 6 )) 16384 "$@" ;;
   ops) run ops "$secs" 1024 "$@" ;;
   npy|safetensors) run "$target" "$secs" 4096 "$@" ;;
-  *) echo "unknown fuzz target $target (all, ops, npy, safetensors)" >&2; exit 2 ;;
+  mlxfn) run mlxfn "$secs" 16384 "$@" ;;
+  *) echo "unknown fuzz target $target (all, ops, npy, safetensors, mlxfn)" >&2; exit 2 ;;
 esac

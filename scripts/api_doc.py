@@ -35,6 +35,7 @@ HEADERS = [
     ("map.h", "Maps"),
     ("io_types.h", "Readers and writers"),
     ("io.h", "Loading and saving (.npy, safetensors)"),
+    ("export.h", "Exported functions (MLX's .mlxfn)"),
     ("linalg.h", "Linear algebra"),
     ("fft.h", "Fourier transforms"),
     ("fast.h", "Fast fused operations"),
@@ -50,6 +51,8 @@ HEADERS = [
 # function by measured speed (simd/vec_math.h); float64 always uses the
 # 1.0-ULP variants.
 NOTES = {
+    "mlx_imported_function_new": "reads MLX 0.31's format; imports the MLX primitives Abs, AddMM, Arange, ArcCos, ArcCosh, ArcSin, ArcSinh, ArcTan, ArcTan2, ArcTanh, ArgPartition, ArgReduce, ArgSort, AsStrided, AsType, BitwiseBinary, BitwiseInvert, Broadcast, Ceil, Concatenate, Conjugate, Convolution, Copy, Cos, Cosh, Divide, Equal, Erf, ErfInv, Exp, Expm1, ExpandDims, FFT, Flatten, Floor, Full, Gather, GatherAxis, Greater, GreaterEqual, Imag, LayerNorm, Less, LessEqual, Log, Log1p, LogAddExp, LogSumExp, LogicalAnd, LogicalNot, LogicalOr, Matmul, Maximum, Minimum, Multiply, Negative, NotEqual, NumberOfElements, Pad, Partition, Power, QuantizedMatmul (affine), RMSNorm, Real, Reduce, Remainder, Reshape, RoPE, Round, ScaledDotProductAttention (without its logsumexp output), Scan, Scatter, ScatterAxis, Select, Sigmoid, Sign, Sin, Sinh, Slice, SliceUpdate, Softmax, Sort, Split, Sqrt, Square, Squeeze, StopGradient, Subtract, Tan, Tanh, Transpose, Unflatten, View; any other (e.g. DivMod, Hadamard, SVD, RandomBits, DynamicSlice) fails with \"[import_function] unsupported primitive 'Name'\"",
+    "mlx_export_function": "writes MLX 0.31's format (MLX imports it); the traced graph may hold every unary and binary function (isinf, isfinite, isposinf, isneginf and bitwise_invert excepted), astype, copies and contiguous, views, slices and slice updates, concatenate, pad, take, take_along_axis, gather, scatter (set, add, prod, max, min) and scatter along an axis (set, add), sum/prod/max/min/all/any/mean, argmax/argmin, softmax and logsumexp over the last axis, cumulative ops, sorts and partitions, arange, matmul, addmm, convolutions, fft, affine quantized_matmul, and fast rms_norm and layer_norm (written as MLX's CPU fallbacks); any other primitive (linalg, random, rope, attention, var/std, hadamard...) fails with \"[export_function] Unable to export primitive ...\"; in a shapeless export, broadcasts are written as MLX's dynamic tracing writes them, matmul's batch broadcast is not",
     "mlx_distributed_init": "MPI's world when launched by MPI (mpirun); else the singleton group (strict: MLX's error). docs/distributed.md",
     "mlx_distributed_all_sum": "checks that every process runs the same collective on the same dtype and size first (MLX_CPU_MPI_CHECK=0 skips it); waits at most MLX_CPU_MPI_TIMEOUT s (300)",
     "mlx_distributed_sum_scatter": "MPI_Reduce_scatter_block (MLX's MPI backend does not implement it)",
@@ -228,7 +231,7 @@ def render(lib):
         "",
         "**Partial: not implemented yet** (mlx-c v0.6.0 has them): of",
         "transforms.h vmap (`mlx_detail_vmap_trace`, `mlx_detail_vmap_replace`);",
-        "the header export.h (.mlxfn); and of ops.h `mlx_qqmm`.",
+        "and of ops.h `mlx_qqmm`.",
         "Quantization is partial (the \"affine\" mode only).",
         "",
     ]

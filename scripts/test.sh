@@ -103,7 +103,8 @@ fault() {
     --timeout-multiplier 3
 }
 
-# libFuzzer (clang, ASan + UBSan) on fuzz/fuzz_ops.c for 60 s; a crash,
+# libFuzzer (clang, ASan + UBSan) on fuzz/fuzz_ops.c and the file-format
+# harnesses (npy, safetensors, mlxfn) for 60 s in all; a crash,
 # leak, timeout or sanitizer report fails the stage (see fuzz/run.sh).
 fuzz() {
   clang_runtime

@@ -1,0 +1,951 @@
+/* Owns the mlx-cpu -> MLX half of the primitive mapping: for each of our
+ * primitives that MLX can read back, the records of MLX primitives (with
+ * their state, as mlx/export.cpp serializes it) that compute it.
+ *
+ * Where our nodes are more general than MLX's primitives, the exporter
+ * writes what MLX's ops would have built: Binary, Select and the matmuls
+ * broadcast while they run here, MLX's need inputs of the output's shape
+ * (a Broadcast record first); a take is MLX's Gather then Reshape; a mean
+ * is a Sum times 1/n; a few unary functions that MLX composes (reciprocal,
+ * isnan) are written as MLX's compositions; fast.h's norms and attention
+ * are written as the fallbacks MLX's CPU build runs in their place (MLX's
+ * own primitives for them cannot run on its CPU). */
+#include <string.h>
+
+#include "graph/primitive.h"
+#include "graph/prims_binary.h"
+#include "graph/prims_conv.h"
+#include "graph/prims_copy.h"
+#include "graph/prims_create.h"
+#include "graph/prims_fast.h"
+#include "graph/prims_fft.h"
+#include "graph/prims_index.h"
+#include "graph/prims_matmul.h"
+#include "graph/prims_misc.h"
+#include "graph/prims_quant.h"
+#include "graph/prims_reduce.h"
+#include "graph/prims_scan.h"
+#include "graph/prims_scatter.h"
+#include "graph/prims_slice.h"
+#include "graph/prims_sort.h"
+#include "graph/prims_unary.h"
+#include "graph/prims_view.h"
+#include "io/mlxfn_prims.h"
+#include "runtime/error.h"
+#include "simd/reduce.h"
+
+typedef const mc_mlxfn_node node_t;
+
+static int unsupported(mc_mlxfn_exp *x, node_t *n, const char *why)
+{
+    return mc_error("[%s] Unable to export primitive %s: %s.", mc_mlxfn_fn(x), mc_prim_name(n->prim, n->params),
+                    why);
+}
+
+static mc_meta meta_with(mlx_dtype dtype, int ndim, const int *shape)
+{
+    mc_meta m;
+    m.dtype = dtype;
+    m.ndim = ndim;
+    if (ndim)
+        memcpy(m.shape, shape, sizeof(int) * (size_t)ndim);
+    return m;
+}
+
+static bool same_shape(const mc_meta *a, int ndim, const int *shape)
+{
+    return a->ndim == ndim && (!ndim || !memcmp(a->shape, shape, sizeof(int) * (size_t)ndim));
+}
+
+/* id, broadcast to shape if it has another one (MLX's broadcast_to). */
+static uint64_t bcast(mc_mlxfn_exp *x, uint64_t id, const mc_meta *m, int ndim, const int *shape)
+{
+    if (same_shape(m, ndim, shape))
+        return id;
+    mc_meta out = meta_with(m->dtype, ndim, shape);
+    uint64_t r = mc_mlxfn_begin(x, "Broadcast", 1, &id);
+    mc_wb_ints(mc_mlxfn_state(x), ndim, shape);
+    mc_mlxfn_end(x, &out);
+    return r;
+}
+
+static uint64_t reshape(mc_mlxfn_exp *x, uint64_t id, const mc_meta *m, int ndim, const int *shape)
+{
+    if (same_shape(m, ndim, shape))
+        return id;
+    mc_meta out = meta_with(m->dtype, ndim, shape);
+    uint64_t r = mc_mlxfn_begin(x, "Reshape", 1, &id);
+    mc_wb_ints(mc_mlxfn_state(x), ndim, shape);
+    mc_mlxfn_end(x, &out);
+    return r;
+}
+
+/* ids[0..n) (metas m) broadcast to out's shape, as MLX's broadcast_arrays:
+ * a Broadcast record for each that has another shape. In a shapeless
+ * export the record also takes the others (through StopGradient), from
+ * which MLX infers the shape again when the inputs change, as MLX's own
+ * dynamic tracing writes it. */
+static void bcast_n(mc_mlxfn_exp *x, uint64_t *ids, const mc_meta *m, int n, const mc_meta *out)
+{
+    if (!mc_mlxfn_shapeless(x)) {
+        for (int i = 0; i < n; i++)
+            ids[i] = bcast(x, ids[i], &m[i], out->ndim, out->shape);
+        return;
+    }
+    uint64_t orig[4], sg[4] = {0, 0, 0, 0};
+    memcpy(orig, ids, sizeof(uint64_t) * (size_t)n);
+    for (int i = 0; i < n; i++) {
+        if (same_shape(&m[i], out->ndim, out->shape))
+            continue;
+        uint64_t args[4] = {orig[i]};
+        int k = 1;
+        for (int j = 0; j < n; j++) {
+            if (j == i)
+                continue;
+            if (!sg[j])
+                sg[j] = mc_mlxfn_node1(x, "StopGradient", 1, &orig[j], &m[j]);
+            args[k++] = sg[j];
+        }
+        mc_meta o = meta_with(m[i].dtype, out->ndim, out->shape);
+        ids[i] = mc_mlxfn_begin(x, "Broadcast", k, args);
+        mc_wb_ints(mc_mlxfn_state(x), out->ndim, out->shape);
+        mc_mlxfn_end(x, &o);
+    }
+}
+
+/* A stateless record of name over in[0..n), each broadcast to the output. */
+static int elementwise(mc_mlxfn_exp *x, const char *name, node_t *n, const uint64_t *in, const mc_meta *im,
+                       uint64_t *id)
+{
+    uint64_t b[3];
+    memcpy(b, in, sizeof(uint64_t) * (size_t)n->n_in);
+    bcast_n(x, b, im, n->n_in, n->meta);
+    *id = mc_mlxfn_node1(x, name, n->n_in, b, n->meta);
+    return 0;
+}
+
+/* ---- elementwise ---- */
+
+static int ex_unary(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    mc_unary_op op = ((const mc_unary_params *)n->params)->op;
+    mc_wb *st;
+    switch (op) {
+    case MC_U_LOG:
+    case MC_U_LOG2:
+    case MC_U_LOG10:
+        *id = mc_mlxfn_begin(x, "Log", 1, in);
+        mc_wb_i32(mc_mlxfn_state(x), op == MC_U_LOG2 ? 0 : op == MC_U_LOG10 ? 1 : 2);
+        mc_mlxfn_end(x, n->meta);
+        return 0;
+    case MC_U_SQRT:
+    case MC_U_RSQRT:
+        *id = mc_mlxfn_begin(x, "Sqrt", 1, in);
+        st = mc_mlxfn_state(x);
+        mc_wb_bool(st, op == MC_U_RSQRT);
+        mc_mlxfn_end(x, n->meta);
+        return 0;
+    case MC_U_RECIPROCAL: { /* MLX: divide(1, x) */
+        uint64_t one = mc_mlxfn_scalar(x, 1.0, im[0].dtype);
+        if (!one)
+            return 1;
+        uint64_t args[2] = {one, in[0]};
+        mc_meta m[2] = {meta_with(im[0].dtype, 0, NULL), im[0]};
+        bcast_n(x, args, m, 2, n->meta);
+        *id = mc_mlxfn_node1(x, "Divide", 2, args, n->meta);
+        return 0;
+    }
+    case MC_U_ISNAN: { /* MLX: not_equal(x, x) */
+        uint64_t args[2] = {in[0], in[0]};
+        *id = mc_mlxfn_node1(x, "NotEqual", 2, args, n->meta);
+        return 0;
+    }
+    case MC_U_BITWISE_INVERT: return unsupported(x, n, "MLX 0.31 cannot read BitwiseInvert back from a file");
+    case MC_U_ISINF:
+    case MC_U_ISFINITE:
+    case MC_U_ISPOSINF:
+    case MC_U_ISNEGINF:
+        return unsupported(x, n, "MLX composes it of several primitives, which mlx-cpu does not write yet");
+    default:
+        /* the rest have MLX's names (prims_unary.c) */
+        *id = mc_mlxfn_node1(x, mc_prim_name(n->prim, n->params), 1, in, n->meta);
+        return 0;
+    }
+}
+
+static int ex_binary(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    mc_binary_op op = ((const mc_binary_params *)n->params)->op;
+    uint64_t b[2] = {in[0], in[1]};
+    bcast_n(x, b, im, 2, n->meta);
+    switch (op) {
+    case MC_B_EQUAL:
+    case MC_B_EQUAL_NAN:
+        *id = mc_mlxfn_begin(x, "Equal", 2, b);
+        mc_wb_bool(mc_mlxfn_state(x), op == MC_B_EQUAL_NAN);
+        mc_mlxfn_end(x, n->meta);
+        return 0;
+    case MC_B_BITWISE_AND:
+    case MC_B_BITWISE_OR:
+    case MC_B_BITWISE_XOR:
+    case MC_B_LEFT_SHIFT:
+    case MC_B_RIGHT_SHIFT:
+        *id = mc_mlxfn_begin(x, "BitwiseBinary", 2, b);
+        mc_wb_i32(mc_mlxfn_state(x), (int)(op - MC_B_BITWISE_AND)); /* MLX: And, Or, Xor, LeftShift, RightShift */
+        mc_mlxfn_end(x, n->meta);
+        return 0;
+    case MC_B_FLOOR_DIVIDE: /* MLX: divide for integers, floor(divide) otherwise */
+        if (mc_dtype_is_integer(n->meta->dtype)) {
+            *id = mc_mlxfn_node1(x, "Divide", 2, b, n->meta);
+        } else {
+            uint64_t q = mc_mlxfn_node1(x, "Divide", 2, b, n->meta);
+            *id = mc_mlxfn_node1(x, "Floor", 1, &q, n->meta);
+        }
+        return 0;
+    default: *id = mc_mlxfn_node1(x, mc_prim_name(n->prim, n->params), 2, b, n->meta); return 0;
+    }
+}
+
+static int ex_select(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    return elementwise(x, "Select", n, in, im, id);
+}
+
+static int ex_plain(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    *id = mc_mlxfn_node1(x, mc_prim_name(n->prim, n->params), n->n_in, in, n->meta);
+    return 0;
+}
+
+/* ---- dtypes and views ---- */
+
+static int ex_astype(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    *id = mc_mlxfn_begin(x, n->prim == MC_PRIM_VIEW ? "View" : "AsType", 1, in);
+    mc_wb_dtype(mc_mlxfn_state(x), n->meta->dtype);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+static int ex_copy(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    if (im[0].dtype != n->meta->dtype)
+        return ex_astype(x, n, in, im, id);
+    *id = mc_mlxfn_node1(x, "Copy", 1, in, n->meta);
+    return 0;
+}
+
+static int ex_dims(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    const mc_dims_params *p = n->params;
+    *id = mc_mlxfn_begin(x, mc_prim_name(n->prim, n->params), 1, in);
+    mc_wb_ints(mc_mlxfn_state(x), p->ndim, p->dims);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+static int ex_axes(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    const mc_axes_params *p = n->params;
+    *id = mc_mlxfn_begin(x, mc_prim_name(n->prim, n->params), 1, in);
+    mc_wb_ints(mc_mlxfn_state(x), p->n, p->axes);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+static int ex_flatten(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    const mc_flatten_params *p = n->params;
+    *id = mc_mlxfn_begin(x, "Flatten", 1, in);
+    mc_wb_i32(mc_mlxfn_state(x), p->start);
+    mc_wb_i32(mc_mlxfn_state(x), p->end);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+static int ex_unflatten(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    const mc_unflatten_params *p = n->params;
+    *id = mc_mlxfn_begin(x, "Unflatten", 1, in);
+    mc_wb_i32(mc_mlxfn_state(x), p->axis);
+    mc_wb_ints(mc_mlxfn_state(x), p->n, p->shape);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+/* MLX's Slice state: starts and ends normalised, ends past the last
+ * element read (-1 below index 0 for a negative stride). */
+static int slice_state(mc_mlxfn_exp *x, const mc_slice_params *p, const mc_meta *src)
+{
+    int start[MC_MAX_NDIM], shape[MC_MAX_NDIM], end[MC_MAX_NDIM];
+    bool neg;
+    if (mc_slice_normalize(src->ndim, src->shape, p, start, shape, &neg, mc_mlxfn_fn(x)))
+        return 1;
+    for (int i = 0; i < src->ndim; i++) {
+        int64_t e = (int64_t)start[i] + (int64_t)shape[i] * p->strides[i];
+        if (e > src->shape[i])
+            e = src->shape[i];
+        if (e < -1)
+            e = -1;
+        end[i] = (int)e;
+    }
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_ints(st, src->ndim, start);
+    mc_wb_ints(st, src->ndim, end);
+    mc_wb_ints(st, src->ndim, p->strides);
+    return 0;
+}
+
+static int ex_slice(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    *id = mc_mlxfn_begin(x, n->prim == MC_PRIM_SLICE ? "Slice" : "SliceUpdate", n->n_in, in);
+    if (slice_state(x, n->params, &im[0]))
+        return 1;
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+static int ex_as_strided(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    const mc_as_strided_params *p = n->params;
+    *id = mc_mlxfn_begin(x, "AsStrided", 1, in);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_ints(st, p->ndim, p->shape);
+    mc_wb_u64(st, (uint64_t)p->ndim);
+    for (int i = 0; i < p->ndim; i++)
+        mc_wb_u64(st, (uint64_t)p->strides[i]);
+    mc_wb_u64(st, (uint64_t)p->offset);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+/* ---- joins and indexing ---- */
+
+static int ex_concatenate(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    *id = mc_mlxfn_begin(x, "Concatenate", n->n_in, in);
+    mc_wb_i32(mc_mlxfn_state(x), ((const mc_concat_params *)n->params)->axis);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+static int ex_pad(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    const mc_pad_params *p = n->params;
+    *id = mc_mlxfn_begin(x, "Pad", 2, in);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_ints(st, p->n, p->axes);
+    mc_wb_ints(st, p->n, p->low);
+    mc_wb_ints(st, p->n, p->high);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+static int ex_gather_axis(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    const mc_gather_axis_params *p = n->params;
+    const mc_meta *a = &im[0], *idx = &im[1];
+    if (p->along) {
+        /* take_along_axis: MLX's GatherAxis wants the indices broadcast */
+        uint64_t args[2] = {in[0], bcast(x, in[1], idx, n->meta->ndim, n->meta->shape)};
+        *id = mc_mlxfn_begin(x, "GatherAxis", 2, args);
+        mc_wb_i32(mc_mlxfn_state(x), p->axis);
+        mc_mlxfn_end(x, n->meta);
+        return 0;
+    }
+    /* take: as MLX's take, Gather of one index array on axis, the gathered
+     * axis (now of size 1) dropped, and the index dims moved to axis */
+    if (idx->ndim + a->ndim > MC_MAX_NDIM)
+        return unsupported(x, n, "too many dimensions");
+    int sizes[MC_MAX_NDIM];
+    memcpy(sizes, a->shape, sizeof(int) * (size_t)a->ndim);
+    sizes[p->axis] = 1;
+    mc_meta g = meta_with(a->dtype, idx->ndim, idx->shape);
+    memcpy(g.shape + idx->ndim, sizes, sizeof(int) * (size_t)a->ndim);
+    g.ndim = idx->ndim + a->ndim;
+    uint64_t gid = mc_mlxfn_begin(x, "Gather", 2, in);
+    mc_wb_ints(mc_mlxfn_state(x), 1, &p->axis);
+    mc_wb_ints(mc_mlxfn_state(x), a->ndim, sizes);
+    mc_mlxfn_end(x, &g);
+    mc_meta sq = g;
+    sq.ndim--;
+    memmove(sq.shape + idx->ndim + p->axis, sq.shape + idx->ndim + p->axis + 1,
+            sizeof(int) * (size_t)(a->ndim - p->axis - 1));
+    uint64_t r = reshape(x, gid, &g, sq.ndim, sq.shape);
+    if (p->axis && idx->ndim) {
+        int perm[MC_MAX_NDIM], k = 0;
+        for (int i = 0; i < p->axis; i++)
+            perm[k++] = idx->ndim + i;
+        for (int i = 0; i < idx->ndim; i++)
+            perm[k++] = i;
+        for (int i = idx->ndim + p->axis; i < sq.ndim; i++)
+            perm[k++] = i;
+        uint64_t t = mc_mlxfn_begin(x, "Transpose", 1, &r);
+        mc_wb_ints(mc_mlxfn_state(x), sq.ndim, perm);
+        mc_mlxfn_end(x, n->meta);
+        r = t;
+    }
+    *id = r;
+    return 0;
+}
+
+static int ex_gather(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    const mc_gather_params *p = n->params;
+    *id = mc_mlxfn_begin(x, "Gather", n->n_in, in);
+    mc_wb_ints(mc_mlxfn_state(x), p->nidx, p->axes);
+    mc_wb_ints(mc_mlxfn_state(x), im[0].ndim, p->slice_sizes);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+static int ex_scatter(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    int type;
+    int red = n->prim == MC_PRIM_SCATTER ? ((const mc_scatter_params *)n->params)->reduce
+                                         : ((const mc_scatter_axis_params *)n->params)->reduce;
+    if (n->prim == MC_PRIM_SCATTER_AXIS) {
+        if (red != MC_SCATTER_SUM && red != MC_SCATTER_NONE)
+            return unsupported(x, n, "MLX's ScatterAxis only adds or replaces");
+        *id = mc_mlxfn_begin(x, "ScatterAxis", 3, in);
+        mc_wb_i32(mc_mlxfn_state(x), red == MC_SCATTER_SUM ? 0 : 1);
+        mc_wb_i32(mc_mlxfn_state(x), ((const mc_scatter_axis_params *)n->params)->axis);
+        mc_mlxfn_end(x, n->meta);
+        return 0;
+    }
+    switch (red) {
+    case MC_SCATTER_MAX: type = 0; break;
+    case MC_SCATTER_MIN: type = 1; break;
+    case MC_SCATTER_SUM: type = 2; break;
+    case MC_SCATTER_PROD: type = 3; break;
+    case MC_SCATTER_NONE: type = 4; break;
+    default: return unsupported(x, n, "a dynamic slice update has no Scatter equivalent in MLX's files");
+    }
+    const mc_scatter_params *p = n->params;
+    *id = mc_mlxfn_begin(x, "Scatter", n->n_in, in);
+    mc_wb_i32(mc_mlxfn_state(x), type);
+    mc_wb_ints(mc_mlxfn_state(x), p->nidx, p->axes);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+static int ex_fft(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    const mc_fft_params *p = n->params;
+    *id = mc_mlxfn_begin(x, "FFT", 1, in);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_u64(st, (uint64_t)p->naxes);
+    for (int i = 0; i < p->naxes; i++)
+        mc_wb_u64(st, (uint64_t)p->axes[i]);
+    mc_wb_bool(st, p->inverse);
+    mc_wb_bool(st, p->real);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+/* ---- reductions, scans, sorts ---- */
+
+/* 1 / (the product of a's sizes on axes), a 0-d array of dtype: MLX's
+ * NumberOfElements, which follows a's shape in a shapeless export. */
+static uint64_t inv_count(mc_mlxfn_exp *x, uint64_t a, int n, const int *axes, mlx_dtype dtype)
+{
+    mc_meta m0 = meta_with(dtype, 0, NULL);
+    uint64_t r = mc_mlxfn_begin(x, "NumberOfElements", 1, &a);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_ints(st, n, axes);
+    mc_wb_bool(st, true);
+    mc_wb_dtype(st, dtype);
+    mc_mlxfn_end(x, &m0);
+    return r;
+}
+
+static int ex_reduce(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    const mc_reduce_params *p = n->params;
+    int type;
+    switch (p->kind) {
+    case MC_RK_ALL: type = 0; break;
+    case MC_RK_ANY: type = 1; break;
+    case MC_RK_SUM: type = 2; break;
+    case MC_RK_PROD: type = 3; break;
+    case MC_RK_MIN: type = 4; break;
+    case MC_RK_MAX: type = 5; break;
+    case MC_RK_MEAN: type = 2; break;
+    default: return unsupported(x, n, "var and std are compositions in MLX, which mlx-cpu does not write yet");
+    }
+    if (p->kind != MC_RK_MEAN) {
+        *id = mc_mlxfn_begin(x, "Reduce", 1, in);
+        mc_wb_i32(mc_mlxfn_state(x), type);
+        mc_wb_ints(mc_mlxfn_state(x), p->n, p->axes);
+        mc_mlxfn_end(x, n->meta);
+        return 0;
+    }
+    /* MLX's mean: the sum in the output type times 1/count */
+    mlx_dtype dt = n->meta->dtype;
+    uint64_t src = in[0];
+    if (im[0].dtype != dt) {
+        mc_meta c = meta_with(dt, im[0].ndim, im[0].shape);
+        src = mc_mlxfn_begin(x, "AsType", 1, in);
+        mc_wb_dtype(mc_mlxfn_state(x), dt);
+        mc_mlxfn_end(x, &c);
+    }
+    uint64_t sum = mc_mlxfn_begin(x, "Reduce", 1, &src);
+    mc_wb_i32(mc_mlxfn_state(x), 2);
+    mc_wb_ints(mc_mlxfn_state(x), p->n, p->axes);
+    mc_mlxfn_end(x, n->meta);
+    uint64_t args[2] = {sum, inv_count(x, in[0], p->n, p->axes, dt)};
+    mc_meta m[2] = {*n->meta, meta_with(dt, 0, NULL)};
+    bcast_n(x, args, m, 2, n->meta);
+    *id = mc_mlxfn_node1(x, "Multiply", 2, args, n->meta);
+    return 0;
+}
+
+static int ex_argreduce(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    const mc_argreduce_params *p = n->params;
+    *id = mc_mlxfn_begin(x, "ArgReduce", 1, in);
+    mc_wb_i32(mc_mlxfn_state(x), p->op ? 0 : 1); /* MLX: ArgMin, ArgMax */
+    mc_wb_i32(mc_mlxfn_state(x), p->axis);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+static int ex_softmax(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    const mc_softmax_params *p = n->params;
+    if (p->n != 1 || p->axes[0] != im[0].ndim - 1)
+        return unsupported(x, n, "MLX's primitive works on the last axis only");
+    bool sm = n->prim == MC_PRIM_SOFTMAX;
+    *id = mc_mlxfn_begin(x, sm ? "Softmax" : "LogSumExp", 1, in);
+    if (sm)
+        mc_wb_bool(mc_mlxfn_state(x), p->precise);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+static int ex_scan(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    const mc_scan_params *p = n->params;
+    static const int types[MC_S_COUNT] = {
+        [MC_S_MAX] = 0, [MC_S_MIN] = 1, [MC_S_SUM] = 2, [MC_S_PROD] = 3, [MC_S_LOGADDEXP] = 4};
+    *id = mc_mlxfn_begin(x, "Scan", 1, in);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_i32(st, types[p->op]);
+    mc_wb_i32(st, p->axis);
+    mc_wb_bool(st, p->reverse);
+    mc_wb_bool(st, p->inclusive);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+static int ex_sort(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    const mc_sort_params *p = n->params;
+    *id = mc_mlxfn_begin(x, mc_prim_name(n->prim, n->params), 1, in);
+    if (n->prim == MC_PRIM_PARTITION || n->prim == MC_PRIM_ARGPARTITION)
+        mc_wb_i32(mc_mlxfn_state(x), p->kth);
+    mc_wb_i32(mc_mlxfn_state(x), p->axis);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+/* ---- creation ---- */
+
+static int ex_arange(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    const mc_arange_params *p = n->params;
+    *id = mc_mlxfn_begin(x, "Arange", 0, in);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_f64(st, p->start);
+    mc_wb_f64(st, p->start + p->step * p->count);
+    mc_wb_f64(st, p->step);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+static int ex_numel(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    const mc_numel_params *p = n->params;
+    *id = mc_mlxfn_begin(x, "NumberOfElements", 1, in);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_ints(st, p->n, p->axes);
+    mc_wb_bool(st, p->inverted);
+    mc_wb_dtype(st, p->dtype);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+/* ---- matmul family, convolution, quantized matmul ---- */
+
+/* MLX's matmul op: 1-d operands made matrices, batch dims broadcast, then
+ * the primitive (AddMM with c, broadcast to the product, if has_c), then
+ * the added dims dropped to reach out's shape (NULL: keep the product's,
+ * returned in *prod). */
+static uint64_t matmul_rec(mc_mlxfn_exp *x, uint64_t ia, mc_meta a, uint64_t ib, mc_meta b, const uint64_t *c,
+                           const mc_meta *cm, const mc_addmm_params *p, mlx_dtype dt, const mc_meta *out,
+                           mc_meta *prod)
+{
+    if (a.ndim == 1) {
+        int s[2] = {1, a.shape[0]};
+        ia = reshape(x, ia, &a, 2, s);
+        a = meta_with(a.dtype, 2, s);
+    }
+    if (b.ndim == 1) {
+        int s[2] = {b.shape[0], 1};
+        ib = reshape(x, ib, &b, 2, s);
+        b = meta_with(b.dtype, 2, s);
+    }
+    int nb = a.ndim > b.ndim ? a.ndim - 2 : b.ndim - 2;
+    int sa[MC_MAX_NDIM], sb[MC_MAX_NDIM], so[MC_MAX_NDIM];
+    for (int i = 0; i < nb; i++) {
+        int da = i - (nb - (a.ndim - 2)), db = i - (nb - (b.ndim - 2));
+        int ea = da >= 0 ? a.shape[da] : 1, eb = db >= 0 ? b.shape[db] : 1;
+        sa[i] = sb[i] = so[i] = ea == 1 ? eb : ea;
+    }
+    sa[nb] = a.shape[a.ndim - 2];
+    sa[nb + 1] = a.shape[a.ndim - 1];
+    sb[nb] = b.shape[b.ndim - 2];
+    sb[nb + 1] = b.shape[b.ndim - 1];
+    so[nb] = sa[nb];
+    so[nb + 1] = sb[nb + 1];
+    uint64_t args[3] = {bcast(x, ia, &a, nb + 2, sa), bcast(x, ib, &b, nb + 2, sb), 0};
+    mc_meta o = meta_with(dt, nb + 2, so);
+    uint64_t r;
+    if (c) {
+        args[2] = bcast(x, *c, cm, nb + 2, so);
+        r = mc_mlxfn_begin(x, "AddMM", 3, args);
+        mc_wb_f32(mc_mlxfn_state(x), p->alpha);
+        mc_wb_f32(mc_mlxfn_state(x), p->beta);
+        mc_mlxfn_end(x, &o);
+    } else {
+        r = mc_mlxfn_node1(x, "Matmul", 2, args, &o);
+    }
+    if (prod)
+        *prod = o;
+    return out ? reshape(x, r, &o, out->ndim, out->shape) : r;
+}
+
+static int ex_matmul(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    bool addmm = n->prim == MC_PRIM_ADDMM;
+    *id = matmul_rec(x, in[0], im[0], in[1], im[1], addmm ? &in[2] : NULL, addmm ? &im[2] : NULL, n->params,
+                     n->meta->dtype, n->meta, NULL);
+    return 0;
+}
+
+static int ex_convolution(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    const mc_conv_params *p = n->params;
+    *id = mc_mlxfn_begin(x, "Convolution", 2, in);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_ints(st, p->nsp, p->stride);
+    mc_wb_ints(st, p->nsp, p->pad_lo);
+    mc_wb_ints(st, p->nsp, p->pad_hi);
+    mc_wb_ints(st, p->nsp, p->kdil);
+    mc_wb_ints(st, p->nsp, p->idil);
+    mc_wb_i32(st, p->groups);
+    mc_wb_bool(st, p->flip);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+static int ex_quantized_matmul(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    const mc_quant_params *p = n->params;
+    *id = mc_mlxfn_begin(x, "QuantizedMatmul", n->n_in, in);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_i32(st, p->group_size);
+    mc_wb_i32(st, p->bits);
+    mc_wb_i32(st, p->mode);
+    mc_wb_bool(st, p->transpose);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+/* ---- fast.h: MLX's CPU fallbacks, which MLX's CPU build runs ---- */
+
+/* id converted to dtype (its meta m updated). */
+static uint64_t to_dtype(mc_mlxfn_exp *x, uint64_t id, mc_meta *m, mlx_dtype dtype)
+{
+    if (m->dtype == dtype)
+        return id;
+    m->dtype = dtype;
+    uint64_t r = mc_mlxfn_begin(x, "AsType", 1, &id);
+    mc_wb_dtype(mc_mlxfn_state(x), dtype);
+    mc_mlxfn_end(x, m);
+    return r;
+}
+
+/* name(a, b), both broadcast to out's shape. */
+static uint64_t binop(mc_mlxfn_exp *x, const char *name, uint64_t a, const mc_meta *ma, uint64_t b,
+                      const mc_meta *mb, const mc_meta *out)
+{
+    uint64_t args[2] = {a, b};
+    mc_meta m[2] = {*ma, *mb};
+    bcast_n(x, args, m, 2, out);
+    return mc_mlxfn_node1(x, name, 2, args, out);
+}
+
+/* a op v, v a scalar of a's dtype; 0 on failure (reported). */
+static uint64_t scalar_op(mc_mlxfn_exp *x, const char *name, uint64_t a, const mc_meta *m, double v)
+{
+    uint64_t k = mc_mlxfn_scalar(x, v, m->dtype);
+    if (!k)
+        return 0;
+    mc_meta m0 = meta_with(m->dtype, 0, NULL);
+    return binop(x, name, a, m, k, &m0, m);
+}
+
+/* mean over the last axis, kept; *out its meta. 0 on failure. */
+static uint64_t mean_last(mc_mlxfn_exp *x, uint64_t a, const mc_meta *m, mc_meta *out)
+{
+    *out = *m;
+    out->shape[m->ndim - 1] = 1;
+    int ax = m->ndim - 1;
+    uint64_t s = mc_mlxfn_begin(x, "Reduce", 1, &a);
+    mc_wb_i32(mc_mlxfn_state(x), 2); /* Sum */
+    mc_wb_ints(mc_mlxfn_state(x), 1, &ax);
+    mc_mlxfn_end(x, out);
+    mc_meta m0 = meta_with(m->dtype, 0, NULL);
+    return binop(x, "Multiply", s, out, inv_count(x, a, 1, &ax, m->dtype), &m0, out);
+}
+
+/* x * rsqrt(v + eps), v (..., 1) broadcast; x and v float32. */
+static uint64_t normalize(mc_mlxfn_exp *x, uint64_t xc, const mc_meta *xm, uint64_t v, const mc_meta *vm,
+                          float eps)
+{
+    uint64_t a = scalar_op(x, "Add", v, vm, eps);
+    if (!a)
+        return 0;
+    uint64_t r = mc_mlxfn_begin(x, "Sqrt", 1, &a);
+    mc_wb_bool(mc_mlxfn_state(x), true);
+    mc_mlxfn_end(x, vm);
+    return binop(x, "Multiply", xc, xm, r, vm, xm);
+}
+
+static int ex_norm(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    float eps = ((const mc_norm_params *)n->params)->eps;
+    if (im[0].ndim == 0 || im[0].shape[im[0].ndim - 1] == 0)
+        return unsupported(x, n, "no last axis to normalise");
+    mc_meta xm = im[0], sm;
+    uint64_t xf = to_dtype(x, in[0], &xm, MLX_FLOAT32), xc = xf, v;
+    if (n->prim == MC_PRIM_LAYER_NORM) { /* x - mean(x), then its mean square */
+        uint64_t mu = mean_last(x, xf, &xm, &sm);
+        if (!mu)
+            return 1;
+        xc = binop(x, "Subtract", xf, &xm, mu, &sm, &xm);
+    }
+    uint64_t sq = mc_mlxfn_node1(x, "Square", 1, &xc, &xm);
+    if (!(v = mean_last(x, sq, &xm, &sm)) || !(v = normalize(x, xc, &xm, v, &sm, eps)))
+        return 1;
+    v = to_dtype(x, v, &xm, n->meta->dtype);
+    v = binop(x, "Multiply", v, &xm, in[1], &im[1], n->meta);
+    if (n->prim == MC_PRIM_LAYER_NORM)
+        v = binop(x, "Add", v, n->meta, in[2], &im[2], n->meta);
+    *id = v;
+    return 0;
+}
+
+static uint64_t arange_rec(mc_mlxfn_exp *x, int start, int stop)
+{
+    int len = stop - start;
+    mc_meta m = meta_with(MLX_INT32, 1, &len);
+    uint64_t r = mc_mlxfn_begin(x, "Arange", 0, NULL);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_f64(st, start);
+    mc_wb_f64(st, stop);
+    mc_wb_f64(st, 1);
+    mc_mlxfn_end(x, &m);
+    return r;
+}
+
+static uint64_t axes_rec(mc_mlxfn_exp *x, const char *name, uint64_t a, int axis, const mc_meta *out)
+{
+    uint64_t r = mc_mlxfn_begin(x, name, 1, &a);
+    mc_wb_ints(mc_mlxfn_state(x), 1, &axis);
+    mc_mlxfn_end(x, out);
+    return r;
+}
+
+/* (..., d0, d1, ...) with axis split into (a, b). */
+static uint64_t unflatten_rec(mc_mlxfn_exp *x, uint64_t id, mc_meta *m, int axis, int a, int b)
+{
+    mc_meta o = *m;
+    o.ndim = m->ndim + 1;
+    o.shape[axis] = a;
+    o.shape[axis + 1] = b;
+    memcpy(o.shape + axis + 2, m->shape + axis + 1, sizeof(int) * (size_t)(m->ndim - axis - 1));
+    int s[2] = {a, b};
+    uint64_t r = mc_mlxfn_begin(x, "Unflatten", 1, &id);
+    mc_wb_i32(mc_mlxfn_state(x), axis);
+    mc_wb_ints(mc_mlxfn_state(x), 2, s);
+    mc_mlxfn_end(x, &o);
+    *m = o;
+    return r;
+}
+
+static uint64_t expand_rec(mc_mlxfn_exp *x, uint64_t id, mc_meta *m, int axis)
+{
+    mc_meta o = *m;
+    o.ndim = m->ndim + 1;
+    o.shape[axis] = 1;
+    memcpy(o.shape + axis + 1, m->shape + axis, sizeof(int) * (size_t)(m->ndim - axis));
+    *m = o;
+    return axes_rec(x, "ExpandDims", id, axis, &o);
+}
+
+/* MLX's attention fallback (mlx/fast.cpp), which its CPU build runs:
+ * scores = (scale * q) @ k^T, masked (causal: key position <= query
+ * position + Lk - Lq), softmax (precise), @ v; grouped heads as groups of
+ * the key/value heads. */
+static int ex_sdpa(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    const mc_sdpa_params *p = n->params;
+    if (p->has_sinks)
+        return unsupported(x, n, "attention sinks are not written yet");
+    mc_meta q = im[0], k = im[1], v = im[2];
+    mlx_dtype dt = q.dtype;
+    int hq = q.shape[1], hkv = k.shape[1], rep = hq / hkv;
+    uint64_t sc = mc_mlxfn_scalar(x, p->scale, dt);
+    if (!sc)
+        return 1;
+    mc_meta m0 = meta_with(dt, 0, NULL);
+    uint64_t iq = binop(x, "Multiply", sc, &m0, in[0], &q, &q), ik = in[1], iv = in[2];
+    if (rep > 1) {
+        iq = unflatten_rec(x, iq, &q, 1, hkv, rep);
+        ik = expand_rec(x, ik, &k, 2);
+        iv = expand_rec(x, iv, &v, 2);
+    }
+    int perm[MC_MAX_NDIM];
+    for (int i = 0; i < k.ndim; i++)
+        perm[i] = i;
+    perm[k.ndim - 2] = k.ndim - 1;
+    perm[k.ndim - 1] = k.ndim - 2;
+    mc_meta kt = k;
+    kt.shape[k.ndim - 2] = k.shape[k.ndim - 1];
+    kt.shape[k.ndim - 1] = k.shape[k.ndim - 2];
+    uint64_t ikt = mc_mlxfn_begin(x, "Transpose", 1, &ik);
+    mc_wb_ints(mc_mlxfn_state(x), k.ndim, perm);
+    mc_mlxfn_end(x, &kt);
+    mc_meta sm;
+    uint64_t s = matmul_rec(x, iq, q, ikt, kt, NULL, NULL, NULL, dt, NULL, &sm);
+    if (p->causal || p->has_mask) {
+        uint64_t mask;
+        mc_meta mm;
+        if (p->causal) {
+            int kl = k.shape[k.ndim - 2], ql = q.shape[q.ndim - 2], off = kl - ql;
+            int s1[2] = {ql, 1}, s2[2] = {1, kl}, s3[2] = {ql, kl};
+            mc_meta e1 = meta_with(MLX_INT32, 2, s1), e2 = meta_with(MLX_INT32, 2, s2);
+            uint64_t qi = axes_rec(x, "ExpandDims", arange_rec(x, off, ql + off), 1, &e1);
+            uint64_t ki = axes_rec(x, "ExpandDims", arange_rec(x, 0, kl), 0, &e2);
+            mm = meta_with(MLX_BOOL, 2, s3);
+            mask = binop(x, "GreaterEqual", qi, &e1, ki, &e2, &mm);
+        } else {
+            mask = in[3];
+            mm = im[3];
+            if (rep > 1 && mm.ndim >= 3) {
+                int ax = mm.ndim - 3;
+                mask =
+                    mm.shape[ax] == 1 ? expand_rec(x, mask, &mm, ax) : unflatten_rec(x, mask, &mm, ax, hkv, rep);
+            }
+        }
+        if (mm.dtype == MLX_BOOL) {
+            double lowest = dt == MLX_FLOAT16    ? -65504.0
+                            : dt == MLX_BFLOAT16 ? -3.38953138925153547e38
+                            : dt == MLX_FLOAT64  ? -1.7976931348623157e308
+                                                 : -3.40282346638528859e38;
+            uint64_t low = mc_mlxfn_scalar(x, lowest, dt);
+            if (!low)
+                return 1;
+            uint64_t args[3] = {mask, s, low};
+            mc_meta ms[3] = {mm, sm, m0};
+            bcast_n(x, args, ms, 3, &sm);
+            s = mc_mlxfn_node1(x, "Select", 3, args, &sm);
+        } else {
+            s = binop(x, "Add", s, &sm, mask, &mm, &sm);
+        }
+    }
+    uint64_t sw = mc_mlxfn_begin(x, "Softmax", 1, &s);
+    mc_wb_bool(mc_mlxfn_state(x), true);
+    mc_mlxfn_end(x, &sm);
+    mc_meta om;
+    uint64_t o = matmul_rec(x, sw, sm, iv, v, NULL, NULL, NULL, dt, NULL, &om);
+    if (rep > 1) {
+        uint64_t f = mc_mlxfn_begin(x, "Flatten", 1, &o);
+        mc_wb_i32(mc_mlxfn_state(x), 1);
+        mc_wb_i32(mc_mlxfn_state(x), 2);
+        mc_mlxfn_end(x, n->meta);
+        o = f;
+    }
+    *id = o;
+    return 0;
+}
+
+mc_mlxfn_export_fn mc_mlxfn_exporter(int prim)
+{
+    switch (prim) {
+    case MC_PRIM_UNARY: return ex_unary;
+    case MC_PRIM_BINARY: return ex_binary;
+    case MC_PRIM_WHERE: return ex_select;
+    case MC_PRIM_STOP_GRADIENT: return ex_plain;
+    case MC_PRIM_ASTYPE:
+    case MC_PRIM_VIEW: return ex_astype;
+    case MC_PRIM_COPY:
+    case MC_PRIM_CONTIGUOUS: return ex_copy;
+    case MC_PRIM_RESHAPE:
+    case MC_PRIM_TRANSPOSE:
+    case MC_PRIM_BROADCAST: return ex_dims;
+    case MC_PRIM_EXPAND_DIMS:
+    case MC_PRIM_SQUEEZE: return ex_axes;
+    case MC_PRIM_FLATTEN: return ex_flatten;
+    case MC_PRIM_UNFLATTEN: return ex_unflatten;
+    case MC_PRIM_SLICE:
+    case MC_PRIM_SLICE_UPDATE: return ex_slice;
+    case MC_PRIM_AS_STRIDED: return ex_as_strided;
+    case MC_PRIM_CONCATENATE: return ex_concatenate;
+    case MC_PRIM_PAD: return ex_pad;
+    case MC_PRIM_GATHER_AXIS: return ex_gather_axis;
+    case MC_PRIM_GATHER: return ex_gather;
+    case MC_PRIM_SCATTER:
+    case MC_PRIM_SCATTER_AXIS: return ex_scatter;
+    case MC_PRIM_FFT: return ex_fft;
+    case MC_PRIM_REDUCE: return ex_reduce;
+    case MC_PRIM_ARGREDUCE: return ex_argreduce;
+    case MC_PRIM_SOFTMAX:
+    case MC_PRIM_LOGSUMEXP: return ex_softmax;
+    case MC_PRIM_SCAN: return ex_scan;
+    case MC_PRIM_SORT:
+    case MC_PRIM_ARGSORT:
+    case MC_PRIM_PARTITION:
+    case MC_PRIM_ARGPARTITION: return ex_sort;
+    case MC_PRIM_ARANGE: return ex_arange;
+    case MC_PRIM_NUMBER_OF_ELEMENTS: return ex_numel;
+    case MC_PRIM_MATMUL:
+    case MC_PRIM_ADDMM: return ex_matmul;
+    case MC_PRIM_CONVOLUTION: return ex_convolution;
+    case MC_PRIM_QUANTIZED_MATMUL: return ex_quantized_matmul;
+    case MC_PRIM_RMS_NORM:
+    case MC_PRIM_LAYER_NORM: return ex_norm;
+    case MC_PRIM_SDPA: return ex_sdpa;
+    default: return NULL;
+    }
+}
