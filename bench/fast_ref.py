@@ -6,13 +6,24 @@ reads ("BENCH side=mlxpy name=.. threads=.. median_ns=.. min_ns=..
 reps=.."); MLX's CPU build uses its own thread count, reported as 2.
 
 Usage: /work/venv-mlx/bin/python bench/fast_ref.py"""
+import os
 import statistics
 import time
 
 import mlx.core as mx
 
 
+def scaled(reps):
+    """reps scaled as bench_util.c's bu_reps: BENCH_REPS_SCALE, a third
+    under BENCH_QUICK."""
+    scale = float(os.environ.get("BENCH_REPS_SCALE") or 1.0)
+    if os.environ.get("BENCH_QUICK", "") not in ("", "0"):
+        scale /= 3.0
+    return max(1, int(reps * scale + 0.5))
+
+
 def measure(fn, reps):
+    reps = scaled(reps)
     for _ in range(2):
         mx.eval(fn())
     t = []

@@ -1,7 +1,8 @@
 """Turns the result lines of a bench run into docs/benchmarks.md.
 
-Input: a directory of text files holding the lines that bench_ops,
-bench_compile and numpy_ref.py print ("BENCH side=.. name=.. threads=..
+Input: a directory of text files holding the lines that the bench
+programs and the reference scripts (numpy_ref.py, ml_ref.py, conv_ref.py,
+fast_ref.py, quant_ref.py, io_ref.py) print ("BENCH side=.. name=.. threads=..
 median_ns=..", "INFO key=value") and the "META key=value" lines that
 bench/run.sh writes; files named <program>-<round>.txt. A figure measured
 in several rounds shows the median of its round medians. A ratio is taken
@@ -135,6 +136,186 @@ def gbs(ns):
     return f"{BYTES_16M_3 / ns:.1f} GB/s" if ns else "—"
 
 
+CONV_LAYERS = (("conv3x3_56x56x64", "3x3, 56x56x64 -> 64"),
+               ("conv3x3_28x28x128", "3x3, 28x28x128 -> 128"),
+               ("conv1x1_56x56x64_256", "1x1, 56x56x64 -> 256"),
+               ("conv3x3_s2_56x56x64_128", "3x3 stride 2, 56x56x64 -> 128"),
+               ("dwconv3x3_56x56x128", "depthwise 3x3, 56x56x128"))
+
+
+def conv_flops(name):
+    """2 * M * N * K of the layer's equivalent GEMM, as bench_conv.c."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import conv_ref
+    for layer in conv_ref.LAYERS:
+        if layer[0] == name:
+            return conv_ref.flops(layer)
+    return None
+
+
+def conv_section(r, w):
+    w("## Convolutions (batch 8, channels last, float32)")
+    w("")
+    w("`bench/bench_conv.c` through `mlx_conv2d` against `cblas_sgemm` on the "
+      "equivalent GEMM (M = batch x output pixels, N = output channels, K = "
+      "kernel x input channels; 2 OpenBLAS threads, in a process of its own) "
+      "and `bench/conv_ref.py`: JAX (`jax.jit` of `lax.conv_general_dilated`), "
+      "PyTorch (`conv2d`, `torch.set_num_threads(2)`) and MLX's CPU build "
+      "(`mx.conv2d`), 2 threads each, in the same rounds (MLX's in the first "
+      "round only: it is slow).")
+    w("")
+    w(HEAD)
+    for name, label in CONV_LAYERS:
+        ours = ("lib", name, 2)
+        if not name.startswith("dw"):
+            w(r.row(f"{label} vs sgemm", ours, ("sgemm", name, 2),
+                    "cblas_sgemm, same GEMM", 0.7))
+        for side, target in (("jax", 0.8), ("torch", 1.5), ("mlx", 2.0)):
+            w(r.row(f"{label} vs {FRAMEWORKS[side]}", ours, (side, name, 2),
+                    FRAMEWORKS[side], target))
+    w("")
+    rates = []
+    for name, label in CONV_LAYERS:
+        t, f = r.time("lib", name, 2), conv_flops(name)
+        if t and f:
+            rates.append(f"{label}: {f / t:.1f}")
+    if rates:
+        w("Ours in GFLOP/s (the equivalent GEMM's multiply-adds x 2 per "
+          "second): " + "; ".join(rates) + ".")
+        w("")
+
+
+def fast_section(r, w, info):
+    w("## fast.h (float32)")
+    w("")
+    w("`bench/bench_fast.c`: rms_norm and layer_norm of 4096 rows of 4096 "
+      "against copying the same 64 MiB (our `mlx_copy` on as many threads, "
+      "and one `memcpy`), and scaled_dot_product_attention (batch 1, 32 "
+      "heads, L 1024, D 128) against our own unfused composition (matmul, "
+      "softmax, matmul) in the same program; `bench/fast_ref.py` runs MLX's "
+      "CPU build (`mx.fast.*`) on the same shapes in the same rounds.")
+    w("")
+    w(HEAD)
+    for op, label in (("rms_norm", "rms_norm"), ("layer_norm", "layer_norm")):
+        name = f"fast_{op}_4096x4096"
+        w(r.row(f"{label} 4096x4096 vs copy", ("mlx", name, 2),
+                ("ref", "copy_4096x4096", 2), "`mlx_copy`, same data", 0.8))
+        w(r.row(f"{label} vs memcpy", ("mlx", name, 2),
+                ("ref", "memcpy_64MiB", 1), "memcpy 64 MiB, 1 thread", None))
+        w(r.row(f"{label} vs MLX", ("mlx", name, 2), ("mlxpy", name, 2),
+                "MLX `mx.fast`", None))
+    for causal, tag in (("", ""), ("causal_", ", causal")):
+        name = f"fast_sdpa_{causal}L1024_H32_D128"
+        w(r.row(f"sdpa L 1024{tag} vs unfused", ("mlx", name, 2),
+                ("ref", f"unfused_sdpa_{causal}L1024_H32_D128", 2),
+                "our matmul, softmax, matmul", 2.0))
+        w(r.row(f"sdpa L 1024{tag} vs MLX", ("mlx", name, 2),
+                ("mlxpy", name, 2), "MLX `mx.fast`", None))
+    w("")
+    mem = info.get((None, "memory")) or info.get(("bench_fast", "memory"))
+    w("Attention's memory at L 8192 (batch 1, 32 heads, D 128; target: under "
+      "64 MiB beyond its inputs and output), from `bench_fast memory` in a "
+      f"fresh process: {mem or 'not measured (a smoke run skips it)'}.")
+    w("")
+
+
+# 4-bit affine, group 64: packed weights plus a float32 scale and bias a group
+QUANT_SHAPES = (("decode_4096x4096", "decode, x 1x4096, W 4096x4096", 4096, 4096),
+                ("decode_11008x4096", "decode, x 1x4096, W 11008x4096", 11008, 4096),
+                ("prefill_512_4096x4096", "prefill, x 512x4096, W 4096x4096", 4096, 4096))
+
+
+def quant_section(r, w, figs):
+    w("## Quantized matmul (4-bit affine, group 64, float32 activations)")
+    w("")
+    w("`bench/bench_quant.c`: `mlx_quantized_matmul` against our float32 "
+      "matmul of the same shapes and, for the matrix-vector (decode) case, "
+      "against the floor memory bandwidth sets: the bytes of the packed "
+      "weights, scales and biases over the read bandwidth a float32 sum of "
+      "256 MiB reaches in the same program (ratio = floor time / our time). "
+      "`bench/quant_ref.py`: MLX's CPU `mx.quantized_matmul` in the same "
+      "rounds. Threads: the library's default (shown as 0).")
+    w("")
+    w(HEAD)
+    for name, label, n, k in QUANT_SHAPES:
+        ours = ("mlx-cpu", f"qmm_{name}", 0)
+        w(r.row(f"{label} vs float32 matmul", ours,
+                ("mlx-cpu", f"f32_matmul_{name}", 0), "our float32 matmul", None))
+        w(r.row(f"{label} vs MLX", ours, ("mlx", f"qmm_{name}", 0),
+                "MLX `quantized_matmul`", None))
+    w("")
+    w("| figure | ours | bandwidth floor | ratio | per-round range | target | result |")
+    w("|---|---|---|---|---|---|---|")
+    bw = figs.get(("mlx-cpu", "sum_f32_256MiB", 0), {}).get("rounds", {})
+    for name, label, n, k in QUANT_SHAPES:
+        if not name.startswith("decode"):
+            continue
+        ours = figs.get(("mlx-cpu", f"qmm_{name}", 0), {}).get("rounds", {})
+        nbytes = n * k / 2 + 2 * n * (k // 64) * 4
+        per = [nbytes * bw[rd] / (256 * 2 ** 20) / ours[rd]
+               for rd in sorted(ours) if rd in bw and ours[rd]]
+        floors = [nbytes * bw[rd] / (256 * 2 ** 20) for rd in sorted(bw)]
+        ratio = statistics.median(per) if per else None
+        verdict = ("not measured" if ratio is None
+                   else "met" if ratio >= 0.7 else "**not met**")
+        rtxt = f"{ratio:.2f}x" if ratio is not None else "—"
+        spread = f"{min(per):.2f}–{max(per):.2f}" if len(per) > 1 else "—"
+        t = r.time("mlx-cpu", f"qmm_{name}", 0)
+        fl = statistics.median(floors) if floors else None
+        w(f"| {label} | {fmt_time(t)} | {fmt_time(fl)} | {rtxt} | {spread} | ≥ 0.7x | {verdict} |")
+        r.rows.append((f"qmm {label} vs bandwidth floor", rtxt, "≥ 0.7x", verdict))
+    w("")
+
+
+def io_section(r, w, info):
+    w("## Loading safetensors")
+    w("")
+    size = info.get((None, "io_bytes"))
+    what = f"a {int(size) / 2 ** 20:.0f} MiB file" if size else "a file"
+    w(f"`bench/bench_io.c`: `mlx_load_safetensors` of {what} (eight "
+      "float32 tensors, in the page cache) with every array evaluated, against "
+      "the floors of reading it: `read()` into one fresh buffer (the copy and "
+      "the page faults every loader returning new arrays pays) and into a "
+      "reused 1 MiB one; `bench/io_ref.py` loads the same file with numpy "
+      "(`np.fromfile`), the safetensors package's numpy loader and MLX "
+      "(`mx.load`), in the same rounds.")
+    w("")
+    w(HEAD)
+    load = ("c", "io_load_safetensors", 2)
+    w(r.row("load vs read() into fresh memory", load, ("c", "io_floor_read_fresh", 1),
+            "read() into a new buffer", None))
+    w(r.row("load, buffer cache off, vs read() into fresh memory",
+            ("c", "io_load_safetensors_nocache", 2), ("c", "io_floor_read_fresh", 1),
+            "read() into a new buffer", None))
+    w(r.row("load vs read() into a reused buffer", load, ("c", "io_floor_read_reused", 1),
+            "read(), 1 MiB reused", None))
+    for name, label in (("io_numpy_fromfile", "numpy `fromfile`"),
+                        ("io_safetensors_numpy", "safetensors `load_file`"),
+                        ("io_mlx_load", "MLX `mx.load`")):
+        w(r.row(f"load vs {label}", load, ("py", name, 1), label, None))
+    w("")
+
+
+def distributed_section(r, w, info):
+    w("## Distributed")
+    w("")
+    w("`bench/bench_distributed.c` under `mpirun -np 2` on this host (Open "
+      "MPI, shared memory), once per run: float32 all_sum against "
+      "MPI_Allreduce called directly in the same program, each repetition "
+      "after a barrier, the slowest rank's time; \"no check\" sets "
+      "MLX_CPU_MPI_CHECK=0 (no agreement round trip before the collective).")
+    w("")
+    ranks = int(info.get((None, "ranks"), "2"))
+    w(HEAD)
+    for size in ("1KiB", "1MiB", "64MiB"):
+        name = f"all_sum_{size}"
+        w(r.row(f"all_sum {size}", ("mlx-cpu", name, ranks),
+                ("mpi_allreduce", name, ranks), "MPI_Allreduce", 0.9))
+        w(r.row(f"all_sum {size}, no check", ("mlx-cpu", name + "_nocheck", ranks),
+                ("mpi_allreduce", name, ranks), "MPI_Allreduce", None))
+    w("")
+
+
 def build(figs, info, meta):
     r = Report(figs, meta)
     out = []
@@ -186,9 +367,12 @@ def build(figs, info, meta):
       f"were: OPENBLAS_CORETYPE={meta.get('env_OPENBLAS_CORETYPE', '?')}, "
       f"OPENBLAS_L2_SIZE={meta.get('env_OPENBLAS_L2_SIZE', '?')}); tests and "
       f"CI keep the environment as it is.")
-    w(f"- rounds: {meta.get('rounds', '?')}, each running numpy_ref.py, "
-      f"bench_ops and bench_compile in turn with "
-      f"{meta.get('reps_scale', '?')} of their nominal repetitions; "
+    w(f"- rounds: {meta.get('rounds', '?')}, each running every program "
+      f"and its references in turn with "
+      f"{meta.get('reps_scale', '?')} of their nominal repetitions (the "
+      f"convolution, fast.h, quantization and io programs in the first "
+      f"{meta.get('extra_rounds', '?')}, the attention memory figure and the "
+      f"distributed one once); "
       f"{meta.get('seconds', '?')} s of measuring in all. A time shown is the "
       f"median of its round medians; a ratio is the median of the per-round "
       f"ratios (reference and ours measured seconds apart), with their "
@@ -403,9 +587,15 @@ def build(figs, info, meta):
                         ("rfft_f32_2p20", "rfft 2^20 float32")):
         w(r.row(label, ("mlx", name, 2), ("numpy", name, 1), "numpy.fft (pocketfft)", 0.8))
     w("")
-    w("Ours: KissFFT in float32, each transform on one thread, a batch's "
-      "lines split across the pool (src/graph/prims_fft.c). numpy 1.24's "
-      "pocketfft computes in complex128, one thread.")
+    w("Ours: KissFFT in float32 (src/graph/prims_fft.c, fft_plan.c, "
+      "fft_large.c): a batch's lines split across the pool, one transform "
+      "per thread; a single long transform (2^16 points and more) as the "
+      "four-step decomposition into short KissFFT transforms, split across "
+      "the pool, and a long real one as a complex transform of half the "
+      "length and the split step. numpy 1.24's pocketfft computes in "
+      "complex128, one thread; on one thread its transforms of 1000 points "
+      "are faster than KissFFT's, so the batch rows need the second thread.")
+    w("")
     w("## Indexing (embedding lookup and its gradient)")
     w("")
     w(HEAD)
@@ -420,6 +610,11 @@ def build(figs, info, meta):
       "the 128 MiB of zeros and adds each row, as the embedding's gradient "
       "(Gather's vjp) does. Both run on one thread.")
     w("")
+
+    conv_section(r, w)
+    fast_section(r, w, info)
+    quant_section(r, w, figs)
+    io_section(r, w, info)
 
     w("## compile")
     w("")
@@ -478,6 +673,8 @@ def build(figs, info, meta):
     r.rows.append(("value_and_grad overhead, 10 ops",
                    fmt_time(to) if to else "—", "≤ 5 µs", verdict))
     w("")
+
+    distributed_section(r, w, info)
 
     w("## Targets at a glance")
     w("")

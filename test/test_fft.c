@@ -1,7 +1,8 @@
 /* Suite 'fft': fft.h's semantics that numpy cannot show (MLX's checks and
  * messages, dtypes, the result being the input for no axes), values
  * against a direct DFT in double for strided inputs, inner axes and
- * Bluestein lengths, and the plan cache under threads. Accuracy at every
+ * Bluestein lengths, the decompositions of long transforms, and the plan
+ * cache under threads. Accuracy at every
  * length 1..1024 and at large primes is test/oracle/fft.py's. */
 #include <math.h>
 #include <pthread.h>
@@ -199,6 +200,110 @@ static void test_shifts_roll_by_half_as_mlx(void **state)
     TU_FREE(a, r);
 }
 
+/* The full spectrum of a Hermitian half x (h = n/2 + 1 pairs), the
+ * imaginary parts of the zero and Nyquist frequencies dropped as c2r does. */
+static void hermitian(int n, const float *x, float *full)
+{
+    for (int k = 0; k < n; k++) {
+        int s = k <= n / 2 ? k : n - k;
+        full[2 * k] = x[2 * s];
+        full[2 * k + 1] = k <= n / 2 ? x[2 * s + 1] : -x[2 * s + 1];
+        if (k == 0 || 2 * k == n)
+            full[2 * k + 1] = 0;
+    }
+}
+
+/* fft, ifft, rfft and irfft of one signal of n points against the DFT */
+static void expect_transforms_of_length(int n)
+{
+    float *x = malloc(sizeof(float) * 2 * (size_t)n), *full = malloc(sizeof(float) * 2 * (size_t)n);
+    float *re = malloc(sizeof(float) * (size_t)n);
+    double *y = malloc(sizeof(double) * 2 * (size_t)n);
+    signal(n, x);
+    int h = n / 2 + 1;
+    mlx_array a = c64_array(x, &n, 1), half = c64_array(x, &h, 1), r = mlx_array_new();
+    assert_int_equal(mlx_fft_fft(&r, a, n, 0, tu_stream()), 0);
+    dft(n, x, y, -1);
+    expect_close_c64(r, y, (size_t)n, 1e-5);
+    assert_int_equal(mlx_fft_ifft(&r, a, n, 0, tu_stream()), 0);
+    dft(n, x, y, 1);
+    for (int i = 0; i < 2 * n; i++)
+        y[i] /= n;
+    expect_close_c64(r, y, (size_t)n, 1e-5);
+    /* rfft of the real parts */
+    for (int j = 0; j < n; j++) {
+        re[j] = x[2 * j];
+        full[2 * j] = x[2 * j];
+        full[2 * j + 1] = 0;
+    }
+    mlx_array ra = tu_f32(re, &n, 1);
+    assert_int_equal(mlx_fft_rfft(&r, ra, n, 0, tu_stream()), 0);
+    dft(n, full, y, -1);
+    expect_close_c64(r, y, (size_t)h, 1e-5);
+    /* irfft of the first h values of x, taken as a Hermitian half */
+    assert_int_equal(mlx_fft_irfft(&r, half, n, 0, tu_stream()), 0);
+    assert_int_equal(mlx_array_eval(r), 0);
+    hermitian(n, x, full);
+    dft(n, full, y, 1);
+    const float *o = mlx_array_data_float32(r);
+    double err = 0, norm = 0;
+    for (int j = 0; j < n; j++) {
+        err += (o[j] - y[2 * j] / n) * (o[j] - y[2 * j] / n);
+        norm += y[2 * j] / n * (y[2 * j] / n);
+    }
+    if (!(sqrt(err) <= 1e-5 * sqrt(norm)))
+        fail_msg("irfft n=%d: relative error %g", n, sqrt(err / norm));
+    TU_FREE(a, half, ra, r);
+    free(x);
+    free(full);
+    free(re);
+    free(y);
+}
+
+/* The four-step decomposition (fft_large.c) and the split step of real
+ * transforms, reached at short lengths by lowering the threshold: square
+ * and oblong factorisations, odd lengths, a real length whose half is a
+ * Bluestein length, single transforms (split across the pool) and
+ * batches along either axis (one transform per thread). */
+static void test_long_transform_decompositions_match_a_direct_dft(void **state)
+{
+    (void)state;
+    mc_fft_set_wide_min(256);
+    const int lengths[] = {256, 1000, 1024, 2187, 2310, 2062, 1536};
+    for (size_t t = 0; t < sizeof lengths / sizeof lengths[0]; t++)
+        expect_transforms_of_length(lengths[t]);
+    /* a batch of 3 lines of 1000 along each axis */
+    enum { B = 3, N = 1000 };
+    float *x = malloc(sizeof(float) * 2 * B * N), *line = malloc(sizeof(float) * 2 * N);
+    double *y = malloc(sizeof(double) * 2 * N), *want = malloc(sizeof(double) * 2 * B * N);
+    signal(B * N, x);
+    int rows[2] = {B, N}, cols[2] = {N, B};
+    mlx_array a = c64_array(x, rows, 2), c = c64_array(x, cols, 2), r = mlx_array_new();
+    assert_int_equal(mlx_fft_fft(&r, a, N, 1, tu_stream()), 0);
+    for (int b = 0; b < B; b++)
+        dft(N, x + 2 * b * N, want + 2 * b * N, -1);
+    expect_close_c64(r, want, (size_t)B * N, 1e-5);
+    assert_int_equal(mlx_fft_fft(&r, c, N, 0, tu_stream()), 0);
+    for (int b = 0; b < B; b++) {
+        for (int i = 0; i < N; i++) {
+            line[2 * i] = x[2 * (i * B + b)];
+            line[2 * i + 1] = x[2 * (i * B + b) + 1];
+        }
+        dft(N, line, y, -1);
+        for (int k = 0; k < N; k++) {
+            want[2 * (k * B + b)] = y[2 * k];
+            want[2 * (k * B + b) + 1] = y[2 * k + 1];
+        }
+    }
+    expect_close_c64(r, want, (size_t)B * N, 1e-5);
+    TU_FREE(a, c, r);
+    free(x);
+    free(line);
+    free(y);
+    free(want);
+    mc_fft_set_wide_min(0);
+}
+
 /* Threads transforming at once share complex plans and each get their
  * own real ones; the cache stays bounded. */
 static void *fft_worker(void *arg)
@@ -252,6 +357,7 @@ int main(void)
         cmocka_unit_test_teardown(test_fft_reports_mlx_errors_and_leaves_the_result_alone, tu_test_teardown),
         cmocka_unit_test_teardown(test_shifts_roll_by_half_as_mlx, tu_test_teardown),
         cmocka_unit_test_teardown(test_plans_are_shared_safely_between_threads, tu_test_teardown),
+        cmocka_unit_test_teardown(test_long_transform_decompositions_match_a_direct_dft, tu_test_teardown),
     };
     return cmocka_run_group_tests_name("fft", tests, tu_group_setup, tu_group_teardown);
 }

@@ -12,8 +12,11 @@
  * - faults: ranks disagreeing on a shape or dtype all get an error and
  *   the group stays usable; a message of the wrong size or dtype is
  *   refused by its receiver; an out-of-range peer is refused when the op
- *   is made. (A rank that never joins: test_mpi_timeout.c.) */
+ *   is made. (A rank that never joins: test_mpi_timeout.c.)
+ * - two threads per process running collectives at once, each on its own
+ *   group (the library asks MPI for MPI_THREAD_MULTIPLE). */
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -438,6 +441,88 @@ static void test_gradients_follow_mlx_rules(void **state)
     mlx_array_free(x);
 }
 
+/* ---- several threads, each on its own group (issue 13) ---- */
+
+/* One thread's share: iters rounds of an all_sum then an all_gather on g,
+ * of values that name the member, the round and the element, so that a
+ * result crossing over from the other thread's group (another member
+ * order, another round) is seen. Counts wrong results; cmocka's asserts
+ * stay on the main thread. */
+typedef struct coll_loop {
+    mlx_distributed_group g;
+    int iters;
+    int failed, wrong;
+} coll_loop;
+
+enum { LOOP_N = 4 };
+
+static float loop_value(int member, int it, int i) { return (float)(member * 1000 + it * LOOP_N + i); }
+
+static void *collective_loop(void *arg)
+{
+    coll_loop *c = arg;
+    mlx_stream st = mlx_default_cpu_stream_new();
+    int me = mlx_distributed_group_rank(c->g), n = mlx_distributed_group_size(c->g);
+    for (int it = 0; it < c->iters; it++) {
+        float v[LOOP_N];
+        for (int i = 0; i < LOOP_N; i++)
+            v[i] = loop_value(me, it, i);
+        int shape[1] = {LOOP_N};
+        mlx_array x = mlx_array_new_data(v, shape, 1, MLX_FLOAT32), s = mlx_array_new(), g = mlx_array_new();
+        if (mlx_distributed_all_sum(&s, x, c->g, st) || mlx_array_eval(s) ||
+            mlx_distributed_all_gather(&g, x, c->g, st) || mlx_array_eval(g)) {
+            c->failed++;
+        } else {
+            const float *sd = mlx_array_data_float32(s), *gd = mlx_array_data_float32(g);
+            for (int i = 0; i < LOOP_N; i++) {
+                float want = 0;
+                for (int m = 0; m < n; m++)
+                    want += loop_value(m, it, i);
+                c->wrong += sd[i] != want;
+                for (int m = 0; m < n; m++)
+                    c->wrong += gd[m * LOOP_N + i] != loop_value(m, it, i);
+            }
+        }
+        mlx_array_free(x);
+        mlx_array_free(s);
+        mlx_array_free(g);
+    }
+    mlx_stream_free(st);
+    return NULL;
+}
+
+static void run_two_threads(mlx_distributed_group a, mlx_distributed_group b, int iters)
+{
+    coll_loop c[2] = {{a, iters, 0, 0}, {b, iters, 0, 0}};
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++)
+        assert_int_equal(pthread_create(&th[t], NULL, collective_loop, &c[t]), 0);
+    for (int t = 0; t < 2; t++)
+        pthread_join(th[t], NULL);
+    for (int t = 0; t < 2; t++) {
+        assert_int_equal(c[t].failed, 0);
+        assert_int_equal(c[t].wrong, 0);
+    }
+}
+
+/* Two threads per process, each running collectives on its own group at
+ * the same time: the world and a split by parity (different members), then
+ * two splits with the same members in opposite orders (where a message of
+ * one reaching the other would put the gathered blocks out of order). */
+static void test_threads_run_collectives_on_different_groups_at_once(void **state)
+{
+    (void)state;
+    mlx_distributed_group half = mlx_distributed_group_split(world, rank % 2, -1);
+    mlx_distributed_group same = mlx_distributed_group_split(world, 0, rank);
+    mlx_distributed_group reversed = mlx_distributed_group_split(world, 0, size - rank);
+    assert_non_null(half.ctx);
+    assert_non_null(same.ctx);
+    assert_non_null(reversed.ctx);
+    assert_int_equal(mlx_distributed_group_rank(reversed), size - 1 - rank);
+    run_two_threads(world, half, 200);
+    run_two_threads(same, reversed, 200);
+}
+
 int main(void)
 {
     world = mlx_distributed_init(true, "mpi");
@@ -461,6 +546,7 @@ int main(void)
         T(test_ranks_that_disagree_on_a_collective_all_get_an_error),
         T(test_a_message_of_the_wrong_size_or_dtype_is_refused),
         T(test_gradients_follow_mlx_rules),
+        T(test_threads_run_collectives_on_different_groups_at_once),
 #undef T
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);

@@ -217,6 +217,10 @@ static double mc_now(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* Tests before the first look at the clock: a collective between
+ * processes of one host completes within a few thousand. */
+enum { MC_MPI_SPINS = 4096 };
+
 /* Waits for *req: spinning first (a collective between processes of one
  * host completes in microseconds), then yielding, then sleeping 1 ms
  * between tests once a second has passed. At the timeout, cancels what
@@ -224,15 +228,21 @@ static double mc_now(void)
  * buffers. */
 static int mc_mpi_wait(MPI_Request *req, MPI_Status *st, bool cancellable, const char *fn, const char *what)
 {
-    double timeout = mc_mpi_timeout(), start = mc_now();
+    /* the limit (getenv) and the clock are read once spinning is over:
+     * most waits end before */
+    double timeout = 0, start = 0;
     for (unsigned long spins = 0;; spins++) {
         int done = 0, rc = MPI_Test(req, &done, st);
         if (rc != MPI_SUCCESS)
             return mc_mpi_fail(rc, fn, what);
         if (done)
             return 0;
-        if (spins < 4096)
+        if (spins < MC_MPI_SPINS)
             continue;
+        if (spins == MC_MPI_SPINS) {
+            timeout = mc_mpi_timeout();
+            start = mc_now();
+        }
         double waited = mc_now() - start;
         if (timeout > 0 && waited > timeout)
             break;
@@ -427,13 +437,17 @@ int mc_mpi_recv(mc_mpi_comm *c, void *buf, size_t count, mlx_dtype dt, int src, 
     MPI_Status st;
     MPI_Message msg;
     int found = 0;
-    double timeout = mc_mpi_timeout(), start = mc_now();
+    double timeout = 0, start = 0;
     for (unsigned long spins = 0; !found; spins++) {
         int rc = MPI_Improbe(src, MPI_ANY_TAG, c->comm, &found, &msg, &st);
         if (rc != MPI_SUCCESS)
             return mc_mpi_fail(rc, fn, "MPI_Improbe");
-        if (found || spins < 4096)
+        if (found || spins < MC_MPI_SPINS)
             continue;
+        if (spins == MC_MPI_SPINS) {
+            timeout = mc_mpi_timeout();
+            start = mc_now();
+        }
         double waited = mc_now() - start;
         if (timeout > 0 && waited > timeout)
             return mc_error("[%s] Timed out after %g s waiting for a message from rank %d "

@@ -1,24 +1,32 @@
-/* Owns every KissFFT call of the library and the cache of plans.
+/* Owns every KissFFT plan of the library and the cache of plans.
  *
  * A plan is one of:
  *   direct     a KissFFT complex state, for lengths whose prime factors
  *              are small (KissFFT has radix 2, 3, 4 and 5 butterflies and
  *              a generic one costing n * p per factor p);
+ *   four-step  the same lengths from MC_FFT_WIDE_MIN points on: many short
+ *              KissFFT transforms that fit in the caches and split across
+ *              the pool (fft_large.c);
  *   bluestein  for lengths with a large prime factor, where KissFFT's
  *              generic butterfly would cost O(n^2): the transform as a
  *              convolution with a chirp (Bluestein), the convolution done
- *              by two KissFFT transforms of a 2-3-5-smooth length
- *              m >= 2n - 1 (numpy's pocketfft does the same);
+ *              by two complex plans of a 2-3-5-smooth length m >= 2n - 1
+ *              (numpy's pocketfft does the same);
  *   real       KissFFT's real state (kiss_fftr), for even n whose half is
- *              a direct length;
- *   via        any other real transform, through a complex plan of n.
+ *              a direct length below MC_FFT_WIDE_MIN;
+ *   split      any other even real transform: a complex plan of n/2 on the
+ *              reals read as pairs, and the split step (fft_large.c), which
+ *              is kiss_fftr's method with the complex half free to be a
+ *              four-step or Bluestein plan;
+ *   via        odd real transforms, through a complex plan of n.
  * Chirps and the convolution kernel are computed in double, with the
  * chirp's angle reduced exactly (j^2 mod 2n in integers).
  *
  * The cache: one list under one mutex, most recently used last, keyed by
- * (n, kind, direction). KissFFT's complex state is read-only during a
- * transform (input and output distinct), so complex plans are shared by
- * any number of holders; its real state holds a scratch buffer, so a real
+ * (n, kind, direction, the four-step threshold it was made under). A
+ * complex plan is only read during a transform (input and output
+ * distinct; scratch is the caller's), so complex plans are shared by any
+ * number of holders; KissFFT's real state holds a scratch buffer, so a real
  * plan is handed to one holder at a time and a second holder gets a new
  * one. At most MC_FFT_CACHE_MAX plans are kept: when a plan is given back
  * the oldest ones nobody holds are freed (after the lock is dropped).
@@ -30,10 +38,12 @@
 #include <kiss_fftr.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "graph/fft_large.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 #include "runtime/list.h"
@@ -43,9 +53,15 @@ enum {
      * it Bluestein's three transforms of about 2n are cheaper */
     MC_FFT_MAX_DIRECT_PRIME = 31,
     MC_FFT_CACHE_MAX = 64,
+    /* measured on one thread (docs/fft.md): at 2^16 points (512 KiB) the
+     * four-step is as fast as one KissFFT call, at 2^20 2.5 times faster;
+     * below, KissFFT's own transform stays in the caches */
+    MC_FFT_WIDE_MIN = 1 << 16,
 };
 
-typedef enum plan_how { HOW_DIRECT, HOW_BLUESTEIN, HOW_REAL, HOW_VIA } plan_how;
+static atomic_int wide_min = MC_FFT_WIDE_MIN;
+
+typedef enum plan_how { HOW_DIRECT, HOW_FOUR, HOW_BLUESTEIN, HOW_REAL, HOW_SPLIT, HOW_VIA } plan_how;
 
 struct mc_fft_plan {
     mc_list link; /* in the cache, or unlinked once evicted */
@@ -53,12 +69,16 @@ struct mc_fft_plan {
     mc_fft_kind kind;
     bool inverse;
     plan_how how;
+    int wide_min;       /* the four-step threshold it was made under */
     long holders;       /* under the cache lock */
     kiss_fft_cfg cfg;   /* direct */
+    mc_fft4 *four;      /* four-step */
     kiss_fftr_cfg rcfg; /* real */
-    mc_fft_plan *sub;   /* via: the complex plan of n */
-    int m;              /* bluestein: the convolution's length */
-    kiss_fft_cfg fwd_m, inv_m;
+    mc_fft_split *split;
+    /* via: the complex plan of n; split: of n/2; bluestein: the forward
+     * transform of m, and sub2 the inverse one */
+    mc_fft_plan *sub, *sub2;
+    int m;                /* bluestein: the convolution's length */
     kiss_fft_cpx *chirp;  /* n values exp(-+ i pi j^2 / n) */
     kiss_fft_cpx *kernel; /* m values: transform of conj(chirp), over m */
 };
@@ -92,12 +112,13 @@ static void plan_free(mc_fft_plan *p)
     if (!p)
         return;
     kiss_fft_free(p->cfg);
+    mc_fft4_free(p->four);
     kiss_fftr_free(p->rcfg);
-    kiss_fft_free(p->fwd_m);
-    kiss_fft_free(p->inv_m);
+    mc_fft_split_free(p->split);
     free(p->chirp);
     free(p->kernel);
     mc_fft_plan_put(p->sub);
+    mc_fft_plan_put(p->sub2);
     free(p);
 }
 
@@ -106,13 +127,17 @@ static int make_bluestein(mc_fft_plan *p)
     int n = p->n;
     p->m = kiss_fft_next_fast_size(2 * n - 1);
     int m = p->m;
-    p->fwd_m = kiss_fft_alloc(m, 0, NULL, NULL);
-    p->inv_m = kiss_fft_alloc(m, 1, NULL, NULL);
+    p->sub = mc_fft_plan_get(m, MC_FFT_C2C, false, NULL);
+    p->sub2 = mc_fft_plan_get(m, MC_FFT_C2C, true, NULL);
+    if (!p->sub || !p->sub2)
+        return 1;
     p->chirp = mc_xmalloc(sizeof(kiss_fft_cpx) * (size_t)n);
     p->kernel = mc_xmalloc(sizeof(kiss_fft_cpx) * (size_t)m);
     kiss_fft_cpx *h = mc_xcalloc((size_t)m, sizeof(kiss_fft_cpx));
-    if (!p->fwd_m || !p->inv_m || !p->chirp || !p->kernel || !h) {
+    float *work = mc_xmalloc(sizeof(kiss_fft_cpx) * (mc_fft_plan_scratch(p->sub, 1) + 1));
+    if (!p->chirp || !p->kernel || !h || !work) {
         free(h);
+        free(work);
         return 1;
     }
     double sign = p->inverse ? 1.0 : -1.0;
@@ -127,7 +152,8 @@ static int make_bluestein(mc_fft_plan *p)
         if (j)
             h[m - j] = c;
     }
-    kiss_fft(p->fwd_m, h, p->kernel);
+    mc_fft_plan_run(p->sub, (const float *)h, (float *)p->kernel, work, 1);
+    free(work);
     float inv = 1.0f / (float)m;
     for (int k = 0; k < m; k++) {
         p->kernel[k].r *= inv;
@@ -137,7 +163,7 @@ static int make_bluestein(mc_fft_plan *p)
     return 0;
 }
 
-static mc_fft_plan *plan_make(int n, mc_fft_kind kind, bool inverse)
+static mc_fft_plan *plan_make(int n, mc_fft_kind kind, bool inverse, int wide)
 {
     mc_fft_plan *p = mc_xcalloc(1, sizeof *p);
     if (!p)
@@ -146,20 +172,28 @@ static mc_fft_plan *plan_make(int n, mc_fft_kind kind, bool inverse)
     p->n = n;
     p->kind = kind;
     p->inverse = inverse;
+    p->wide_min = wide;
     int rc = 0;
     if (kind == MC_FFT_C2C) {
         if (n > 1 && largest_prime_factor(n) > MC_FFT_MAX_DIRECT_PRIME) {
             p->how = HOW_BLUESTEIN;
             rc = make_bluestein(p);
+        } else if (n >= wide && (p->four = mc_fft4_make(n, inverse))) {
+            p->how = HOW_FOUR;
         } else {
             p->how = HOW_DIRECT;
             p->cfg = kiss_fft_alloc(n, inverse, NULL, NULL);
             rc = !p->cfg;
         }
-    } else if (n >= 4 && n % 2 == 0 && largest_prime_factor(n / 2) <= MC_FFT_MAX_DIRECT_PRIME) {
+    } else if (n >= 4 && n % 2 == 0 && n / 2 < wide && largest_prime_factor(n / 2) <= MC_FFT_MAX_DIRECT_PRIME) {
         p->how = HOW_REAL;
         p->rcfg = kiss_fftr_alloc(n, inverse, NULL, NULL);
         rc = !p->rcfg;
+    } else if (n >= 4 && n % 2 == 0) {
+        p->how = HOW_SPLIT;
+        p->split = mc_fft_split_make(n);
+        p->sub = mc_fft_plan_get(n / 2, MC_FFT_C2C, inverse, NULL);
+        rc = !p->split || !p->sub;
     } else {
         p->how = HOW_VIA;
         p->sub = mc_fft_plan_get(n, MC_FFT_C2C, inverse, NULL);
@@ -179,12 +213,14 @@ static bool shared_kind(mc_fft_kind kind) { return kind == MC_FFT_C2C; }
 mc_fft_plan *mc_fft_plan_get(int n, mc_fft_kind kind, bool inverse, const char *fn)
 {
     pthread_once(&fork_once, fork_init);
+    int wide = atomic_load_explicit(&wide_min, memory_order_relaxed);
     pthread_mutex_lock(&cache.lock);
     mc_list *it;
     mc_list_foreach(it, &cache.plans)
     {
         mc_fft_plan *p = mc_list_entry(it, mc_fft_plan, link);
-        if (p->n == n && p->kind == kind && p->inverse == inverse && (shared_kind(kind) || p->holders == 0)) {
+        if (p->n == n && p->kind == kind && p->inverse == inverse && p->wide_min == wide &&
+            (shared_kind(kind) || p->holders == 0)) {
             p->holders++;
             mc_list_remove(&p->link);
             mc_list_insert_tail(&cache.plans, &p->link);
@@ -193,7 +229,7 @@ mc_fft_plan *mc_fft_plan_get(int n, mc_fft_kind kind, bool inverse, const char *
         }
     }
     pthread_mutex_unlock(&cache.lock);
-    mc_fft_plan *p = plan_make(n, kind, inverse);
+    mc_fft_plan *p = plan_make(n, kind, inverse, wide);
     if (!p) {
         if (fn)
             mc_error("[%s] Out of memory making an FFT plan of length %d.", fn, n);
@@ -239,6 +275,8 @@ void mc_fft_plan_put(mc_fft_plan *p)
     }
 }
 
+void mc_fft_set_wide_min(int n) { atomic_store(&wide_min, n > 0 ? n : MC_FFT_WIDE_MIN); }
+
 size_t mc_fft_plan_cached(void)
 {
     pthread_mutex_lock(&cache.lock);
@@ -275,44 +313,65 @@ __attribute__((destructor)) static void fft_cache_at_exit(void)
 
 /* ---- running ---- */
 
-size_t mc_fft_plan_scratch(const mc_fft_plan *p)
+bool mc_fft_plan_wide(const mc_fft_plan *p)
 {
     switch (p->how) {
-    case HOW_BLUESTEIN: return 2 * (size_t)p->m;
-    case HOW_VIA: return 2 * (size_t)p->n + mc_fft_plan_scratch(p->sub);
+    case HOW_FOUR: return true;
+    case HOW_BLUESTEIN:
+    case HOW_SPLIT:
+    case HOW_VIA: return mc_fft_plan_wide(p->sub);
+    default: return false;
+    }
+}
+
+size_t mc_fft_plan_scratch(const mc_fft_plan *p, int workers)
+{
+    switch (p->how) {
+    case HOW_FOUR: return mc_fft4_scratch(p->four, workers);
+    case HOW_BLUESTEIN: return 2 * (size_t)p->m + mc_fft_plan_scratch(p->sub, workers);
+    case HOW_SPLIT: return (p->kind == MC_FFT_C2R ? (size_t)p->n / 2 : 0) + mc_fft_plan_scratch(p->sub, workers);
+    case HOW_VIA: return 2 * (size_t)p->n + mc_fft_plan_scratch(p->sub, workers);
     default: return 0;
     }
 }
 
-static void run_bluestein(const mc_fft_plan *p, const kiss_fft_cpx *x, kiss_fft_cpx *y, kiss_fft_cpx *a)
+static void run_complex(mc_fft_plan *p, const kiss_fft_cpx *x, kiss_fft_cpx *y, kiss_fft_cpx *scratch,
+                        int workers);
+
+/* The forward and inverse transforms of m share the scratch after a and
+ * b: the two are never running at once. */
+static void run_bluestein(const mc_fft_plan *p, const kiss_fft_cpx *x, kiss_fft_cpx *y, kiss_fft_cpx *a,
+                          int workers)
 {
     int n = p->n, m = p->m;
-    kiss_fft_cpx *b = a + m;
+    kiss_fft_cpx *b = a + m, *rest = b + m;
     const kiss_fft_cpx *c = p->chirp, *k = p->kernel;
     for (int j = 0; j < n; j++) {
         a[j].r = x[j].r * c[j].r - x[j].i * c[j].i;
         a[j].i = x[j].r * c[j].i + x[j].i * c[j].r;
     }
     memset(a + n, 0, sizeof(kiss_fft_cpx) * (size_t)(m - n));
-    kiss_fft(p->fwd_m, a, b);
+    run_complex(p->sub, a, b, rest, workers);
     for (int j = 0; j < m; j++) {
         float r = b[j].r * k[j].r - b[j].i * k[j].i;
         b[j].i = b[j].r * k[j].i + b[j].i * k[j].r;
         b[j].r = r;
     }
-    kiss_fft(p->inv_m, b, a);
+    run_complex(p->sub2, b, a, rest, workers);
     for (int j = 0; j < n; j++) {
         y[j].r = a[j].r * c[j].r - a[j].i * c[j].i;
         y[j].i = a[j].r * c[j].i + a[j].i * c[j].r;
     }
 }
 
-static void run_complex(mc_fft_plan *p, const kiss_fft_cpx *x, kiss_fft_cpx *y, kiss_fft_cpx *scratch)
+static void run_complex(mc_fft_plan *p, const kiss_fft_cpx *x, kiss_fft_cpx *y, kiss_fft_cpx *scratch, int workers)
 {
     if (p->n == 1)
         y[0] = x[0];
     else if (p->how == HOW_BLUESTEIN)
-        run_bluestein(p, x, y, scratch);
+        run_bluestein(p, x, y, scratch, workers);
+    else if (p->how == HOW_FOUR)
+        mc_fft4_run(p->four, (const float *)x, (float *)y, (float *)scratch, workers);
     else
         kiss_fft(p->cfg, x, y);
 }
@@ -321,7 +380,7 @@ static void run_complex(mc_fft_plan *p, const kiss_fft_cpx *x, kiss_fft_cpx *y, 
  * outputs; c2r rebuilds the Hermitian spectrum (the imaginary parts of
  * the zero and Nyquist frequencies are ignored, as KissFFT's and
  * pocketfft's c2r ignore them) and keeps the real parts. */
-static void run_via(mc_fft_plan *p, const float *in, float *out, kiss_fft_cpx *s)
+static void run_via(mc_fft_plan *p, const float *in, float *out, kiss_fft_cpx *s, int workers)
 {
     int n = p->n, h = n / 2 + 1;
     kiss_fft_cpx *a = s, *b = s + n, *rest = s + 2 * n;
@@ -330,7 +389,7 @@ static void run_via(mc_fft_plan *p, const float *in, float *out, kiss_fft_cpx *s
             a[j].r = in[j];
             a[j].i = 0;
         }
-        run_complex(p->sub, a, b, rest);
+        run_complex(p->sub, a, b, rest, workers);
         memcpy(out, b, sizeof(kiss_fft_cpx) * (size_t)h);
         return;
     }
@@ -344,12 +403,25 @@ static void run_via(mc_fft_plan *p, const float *in, float *out, kiss_fft_cpx *s
         a[k].r = z[n - k].r;
         a[k].i = -z[n - k].i;
     }
-    run_complex(p->sub, a, b, rest);
+    run_complex(p->sub, a, b, rest, workers);
     for (int j = 0; j < n; j++)
         out[j] = b[j].r;
 }
 
-void mc_fft_plan_run(mc_fft_plan *p, const float *in, float *out, float *scratch)
+/* An even real transform as a complex one of n/2 points on the reals
+ * read as pairs, and the split step (fft_large.c). */
+static void run_split(mc_fft_plan *p, const float *in, float *out, kiss_fft_cpx *s, int workers)
+{
+    if (p->kind == MC_FFT_R2C) {
+        run_complex(p->sub, (const kiss_fft_cpx *)(const void *)in, (kiss_fft_cpx *)(void *)out, s, workers);
+        mc_fft_split_r2c(p->split, out, workers);
+        return;
+    }
+    mc_fft_split_c2r(p->split, in, (float *)s, workers);
+    run_complex(p->sub, s, (kiss_fft_cpx *)(void *)out, s + p->n / 2, workers);
+}
+
+void mc_fft_plan_run(mc_fft_plan *p, const float *in, float *out, float *scratch, int workers)
 {
     kiss_fft_cpx *s = (kiss_fft_cpx *)(void *)scratch;
     const kiss_fft_cpx *cin = (const kiss_fft_cpx *)(const void *)in;
@@ -361,7 +433,8 @@ void mc_fft_plan_run(mc_fft_plan *p, const float *in, float *out, float *scratch
         else
             kiss_fftri(p->rcfg, cin, out);
         return;
-    case HOW_VIA: run_via(p, in, out, s); return;
-    default: run_complex(p, cin, cout, s); return;
+    case HOW_SPLIT: run_split(p, in, out, s, workers); return;
+    case HOW_VIA: run_via(p, in, out, s, workers); return;
+    default: run_complex(p, cin, cout, s, workers); return;
     }
 }

@@ -25,14 +25,26 @@ mc_fft_plan *mc_fft_plan_get(int n, mc_fft_kind kind, bool inverse, const char *
 /* Gives a plan back to the cache (NULL is ignored). */
 void mc_fft_plan_put(mc_fft_plan *p);
 
-/* Float32 pairs of scratch that mc_fft_plan_run needs for this plan. */
-size_t mc_fft_plan_scratch(const mc_fft_plan *p);
+/* Whether one transform of this plan can use several workers (a long
+ * transform, through the four-step decomposition). */
+bool mc_fft_plan_wide(const mc_fft_plan *p);
+
+/* Float32 pairs of scratch that mc_fft_plan_run needs for this plan when
+ * it may use `workers` threads. */
+size_t mc_fft_plan_scratch(const mc_fft_plan *p, int workers);
 
 /* One transform from contiguous in to contiguous out (distinct buffers),
- * with scratch of mc_fft_plan_scratch(p) pairs. */
-void mc_fft_plan_run(mc_fft_plan *p, const float *in, float *out, float *scratch);
+ * with scratch of mc_fft_plan_scratch(p, workers) pairs. workers > 1 lets
+ * a wide plan split the transform across the pool: the caller must not
+ * be running inside a pool job (there it would run on one thread). */
+void mc_fft_plan_run(mc_fft_plan *p, const float *in, float *out, float *scratch, int workers);
 
 /* Plans the cache holds now (for tests). */
 size_t mc_fft_plan_cached(void);
+
+/* Sets the length from which complex plans are four-step ones (n <= 0:
+ * the default), for tests to reach that path with short lengths. Plans
+ * made under another threshold are not reused. */
+void mc_fft_set_wide_min(int n);
 
 #endif
