@@ -278,38 +278,81 @@ static void test_vjp_wrt_x_matches_mlx_and_scales_have_none(void **state)
     }
 }
 
-/* s -> sum(quantized_matmul(x, w, s)) in mxfp4. */
-static int f_scales(mlx_vector_array *res, const mlx_vector_array in)
+/* MLX's QuantizedMatmul::jvp for x: the product of the tangent. */
+static void test_jvp_wrt_x_is_product_of_tangent(void **state)
+{
+    (void)state;
+    for (int m = 0; m < 3; m++) {
+        mode_data d = mode_load(m);
+        mlx_closure f = mlx_closure_new_func_payload(f_qmm, &m, NULL);
+        mlx_vector_array prim = mlx_vector_array_new(), tans = mlx_vector_array_new();
+        mlx_vector_array outs = mlx_vector_array_new(), jv = mlx_vector_array_new();
+        mlx_array t = mlx_array_new(), ref = mlx_array_new();
+        assert_int_equal(mlx_vector_array_append_value(prim, d.x2), 0);
+        assert_int_equal(mlx_vector_array_append_value(tans, d.x3), 0);
+        assert_int_not_equal(mlx_jvp(&outs, &jv, f, prim, tans), 0); /* a tangent of another shape */
+        tu_reset_errors();
+        mlx_vector_array_free(tans);
+        tans = mlx_vector_array_new();
+        int s2[2] = {3, 64};
+        mlx_array tx = qi_gen_array(2, s2, 77, 1, MLX_FLOAT32);
+        assert_int_equal(mlx_vector_array_append_value(tans, tx), 0);
+        assert_int_equal(mlx_jvp(&outs, &jv, f, prim, tans), 0);
+        assert_int_equal(mlx_vector_array_get(&t, jv, 0), 0);
+        assert_int_equal(
+            mlx_quantized_matmul(&ref, tx, d.w0, d.s0, none, true, no_int, no_int, modes[m + 1], tu_stream()), 0);
+        mlx_array ft = qi_as_f32(t), fr = qi_as_f32(ref);
+        for (size_t i = 0; i < mlx_array_size(fr); i++)
+            assert_true(mlx_array_data_float32(ft)[i] == mlx_array_data_float32(fr)[i]);
+        tu_free_n((mlx_array[]){t, ref, tx, ft, fr}, 5);
+        mlx_closure_free(f);
+        mlx_vector_array_free(prim);
+        mlx_vector_array_free(tans);
+        mlx_vector_array_free(outs);
+        mlx_vector_array_free(jv);
+        mode_free(&d);
+    }
+}
+
+/* s -> sum(quantized_matmul(x, w, s)) in mxfp4, or of gather_qmm with
+ * rhs_indices 0 (payload non-NULL). */
+static int f_scales(mlx_vector_array *res, const mlx_vector_array in, void *payload)
 {
     mode_data d = mode_load(0);
-    mlx_array s = mlx_array_new(), y = mlx_array_new();
-    int rc = mlx_vector_array_get(&s, in, 0) ||
-             mlx_quantized_matmul(&y, d.x2, d.w0, s, none, true, no_int, no_int, "mxfp4", tu_stream()) ||
-             mlx_sum(&y, y, false, tu_stream()) || mlx_vector_array_set_value(res, y);
-    tu_free_n((mlx_array[]){s, y}, 2);
+    mlx_array s = mlx_array_new(), y = mlx_array_new(), r0 = mlx_array_new_int(0);
+    int rc =
+        mlx_vector_array_get(&s, in, 0) ||
+        (payload
+             ? mlx_gather_qmm(&y, d.x2, d.w0, s, none, none, r0, true, no_int, no_int, "mxfp4", false, tu_stream())
+             : mlx_quantized_matmul(&y, d.x2, d.w0, s, none, true, no_int, no_int, "mxfp4", tu_stream())) ||
+        mlx_sum(&y, y, false, tu_stream()) || mlx_vector_array_set_value(res, y);
+    tu_free_n((mlx_array[]){s, y, r0}, 3);
     mode_free(&d);
     return rc;
 }
 
+/* MLX's test_fp_vjp_scales_throws: quantized_matmul and gather_qmm. */
 static void test_vjp_wrt_scales_is_mlx_error(void **state)
 {
     (void)state;
     mode_data d = mode_load(0);
-    mlx_closure f = mlx_closure_new_func(f_scales);
-    mlx_vector_array prim = mlx_vector_array_new(), cots = mlx_vector_array_new();
-    mlx_vector_array outs = mlx_vector_array_new(), grads = mlx_vector_array_new();
-    mlx_array one = mlx_array_new_float32(1.0f);
-    assert_int_equal(mlx_vector_array_append_value(prim, d.s0), 0);
-    assert_int_equal(mlx_vector_array_append_value(cots, one), 0);
-    assert_int_not_equal(mlx_vjp(&outs, &grads, f, prim, cots), 0);
-    assert_true(tu_last_error_has(err_vjp_scales_mxfp4));
-    tu_reset_errors();
-    mlx_array_free(one);
-    mlx_closure_free(f);
-    mlx_vector_array_free(prim);
-    mlx_vector_array_free(cots);
-    mlx_vector_array_free(outs);
-    mlx_vector_array_free(grads);
+    for (int gather = 0; gather < 2; gather++) {
+        mlx_closure f = mlx_closure_new_func_payload(f_scales, gather ? &d : NULL, NULL);
+        mlx_vector_array prim = mlx_vector_array_new(), cots = mlx_vector_array_new();
+        mlx_vector_array outs = mlx_vector_array_new(), grads = mlx_vector_array_new();
+        mlx_array one = mlx_array_new_float32(1.0f);
+        assert_int_equal(mlx_vector_array_append_value(prim, d.s0), 0);
+        assert_int_equal(mlx_vector_array_append_value(cots, one), 0);
+        assert_int_not_equal(mlx_vjp(&outs, &grads, f, prim, cots), 0);
+        assert_true(tu_last_error_has(err_vjp_scales_mxfp4));
+        tu_reset_errors();
+        mlx_array_free(one);
+        mlx_closure_free(f);
+        mlx_vector_array_free(prim);
+        mlx_vector_array_free(cots);
+        mlx_vector_array_free(outs);
+        mlx_vector_array_free(grads);
+    }
     mode_free(&d);
 }
 
@@ -384,6 +427,47 @@ static void test_qqmm_float_weights_quantize_both_operands(void **state)
         }
         tu_free_n((mlx_array[]){x, w, y}, 3);
     }
+}
+
+/* x -> qqmm(x, w) in mxfp8, w (32, 64) floats. */
+static int f_qqmm(mlx_vector_array *res, const mlx_vector_array in, void *payload)
+{
+    mlx_array x = mlx_array_new(), y = mlx_array_new();
+    int rc = mlx_vector_array_get(&x, in, 0) ||
+             mlx_qqmm(&y, x, *(mlx_array *)payload, none, no_int, no_int, "mxfp8", none, none, tu_stream()) ||
+             mlx_vector_array_set_value(res, y);
+    tu_free_n((mlx_array[]){x, y}, 2);
+    return rc;
+}
+
+/* MLX's QQMatmul::vjp: x gets qqmm(cot, w^T), both quantized again. */
+static void test_qqmm_vjp_is_qqmm_of_cotangent(void **state)
+{
+    (void)state;
+    int xs[2] = {2, 64}, wsh[2] = {32, 64}, cs[2] = {2, 32};
+    mlx_array x = qi_gen_array(2, xs, 61, 0, MLX_FLOAT32), w = qi_gen_array(2, wsh, 62, 0, MLX_FLOAT32);
+    mlx_array cot = qi_gen_array(2, cs, 63, 0, MLX_FLOAT32), wt = mlx_array_new(), ref = mlx_array_new();
+    mlx_array g = mlx_array_new();
+    mlx_closure f = mlx_closure_new_func_payload(f_qqmm, &w, NULL);
+    mlx_vector_array prim = mlx_vector_array_new(), cots = mlx_vector_array_new();
+    mlx_vector_array outs = mlx_vector_array_new(), grads = mlx_vector_array_new();
+    assert_int_equal(mlx_vector_array_append_value(prim, x), 0);
+    assert_int_equal(mlx_vector_array_append_value(cots, cot), 0);
+    assert_int_equal(mlx_vjp(&outs, &grads, f, prim, cots), 0);
+    assert_int_equal(mlx_vector_array_get(&g, grads, 0), 0);
+    assert_int_equal(mlx_transpose(&wt, w, tu_stream()), 0);
+    assert_int_equal(mlx_qqmm(&ref, cot, wt, none, no_int, no_int, "mxfp8", none, none, tu_stream()), 0);
+    assert_true(tu_shape_is(g, 2, xs));
+    mlx_array fg = qi_as_f32(g), fr = qi_as_f32(ref);
+    for (size_t i = 0; i < mlx_array_size(fr); i++)
+        assert_true(fabsf(mlx_array_data_float32(fg)[i] - mlx_array_data_float32(fr)[i]) <=
+                    1e-5f * (1.0f + fabsf(mlx_array_data_float32(fr)[i])));
+    tu_free_n((mlx_array[]){x, w, cot, wt, ref, g, fg, fr}, 8);
+    mlx_closure_free(f);
+    mlx_vector_array_free(prim);
+    mlx_vector_array_free(cots);
+    mlx_vector_array_free(outs);
+    mlx_vector_array_free(grads);
 }
 
 /* MLX's test_qqmv: qqmm of one row equals x_hat @ w_hat^T, both
@@ -651,9 +735,11 @@ int main(void)
         cmocka_unit_test_teardown(test_gather_qmm_matches_mlx, tu_test_teardown),
         cmocka_unit_test_teardown(test_vjp_wrt_x_matches_mlx_and_scales_have_none, tu_test_teardown),
         cmocka_unit_test_teardown(test_vjp_wrt_scales_is_mlx_error, tu_test_teardown),
+        cmocka_unit_test_teardown(test_jvp_wrt_x_is_product_of_tangent, tu_test_teardown),
         cmocka_unit_test_teardown(test_qqmm_matches_mlx, tu_test_teardown),
         cmocka_unit_test_teardown(test_qqmm_float_weights_quantize_both_operands, tu_test_teardown),
         cmocka_unit_test_teardown(test_qqmv_is_product_of_dequantized, tu_test_teardown),
+        cmocka_unit_test_teardown(test_qqmm_vjp_is_qqmm_of_cotangent, tu_test_teardown),
         cmocka_unit_test_teardown(test_round_trips_of_mlx_tests, tu_test_teardown),
         cmocka_unit_test_teardown(test_strided_scales_dequantize_as_contiguous, tu_test_teardown),
         cmocka_unit_test_teardown(test_errors_are_mlx_messages, tu_test_teardown),
