@@ -356,6 +356,54 @@ static void test_vjp_wrt_scales_is_mlx_error(void **state)
     mode_free(&d);
 }
 
+/* g -> sum(dequantize(q, s, g)) in nvfp4 (q, s in the payload). */
+static int f_global(mlx_vector_array *res, const mlx_vector_array in, void *payload)
+{
+    mlx_array *qs2 = payload, g = mlx_array_new(), y = mlx_array_new();
+    int rc = mlx_vector_array_get(&g, in, 0) ||
+             mlx_dequantize(&y, qs2[0], qs2[1], none, no_int, no_int, "nvfp4", g, no_dtype, tu_stream()) ||
+             mlx_sum(&y, y, false, tu_stream()) || mlx_vector_array_set_value(res, y);
+    tu_free_n((mlx_array[]){g, y}, 2);
+    return rc;
+}
+
+/* nvfp4's global scale g enters MLX's dequantize as the factor g / 2688:
+ * the derivative both ways is the values dequantized with g = 1. */
+static void test_global_scale_derivative_is_unit_dequantize(void **state)
+{
+    (void)state;
+    int shape[2] = {2, 64};
+    mlx_array w = qi_gen_array(2, shape, 71, 0, MLX_FLOAT32), qs2[2], g = mlx_array_new_float32(3.0f);
+    mlx_array one = mlx_array_new_float32(1.0f), unit = mlx_array_new(), ct = mlx_array_new_float32(1.0f);
+    assert_int_equal(quantize_fp(w, "nvfp4", g, &qs2[0], &qs2[1]), 0);
+    assert_int_equal(
+        mlx_dequantize(&unit, qs2[0], qs2[1], none, no_int, no_int, "nvfp4", one, no_dtype, tu_stream()), 0);
+    assert_int_equal(mlx_sum(&unit, unit, false, tu_stream()), 0);
+    mlx_closure f = mlx_closure_new_func_payload(f_global, qs2, NULL);
+    mlx_vector_array prim = mlx_vector_array_new(), cots = mlx_vector_array_new();
+    mlx_vector_array outs = mlx_vector_array_new(), d = mlx_vector_array_new();
+    assert_int_equal(mlx_vector_array_append_value(prim, g), 0);
+    assert_int_equal(mlx_vector_array_append_value(cots, ct), 0);
+    for (int way = 0; way < 2; way++) {
+        mlx_array r = mlx_array_new();
+        if (way == 0)
+            assert_int_equal(mlx_vjp(&outs, &d, f, prim, cots), 0);
+        else
+            assert_int_equal(mlx_jvp(&outs, &d, f, prim, cots), 0);
+        assert_int_equal(mlx_vector_array_get(&r, d, 0), 0);
+        double want = tu_get(unit, 0), got = tu_get(r, 0);
+        if (!(fabs(got - want) <= 1e-5 * (1.0 + fabs(want))))
+            fail_msg("%s: %g, want %g", way ? "jvp" : "vjp", got, want);
+        mlx_array_free(r);
+    }
+    tu_free_n((mlx_array[]){w, qs2[0], qs2[1], g, one, unit, ct}, 7);
+    mlx_closure_free(f);
+    mlx_vector_array_free(prim);
+    mlx_vector_array_free(cots);
+    mlx_vector_array_free(outs);
+    mlx_vector_array_free(d);
+}
+
 static void test_qqmm_matches_mlx(void **state)
 {
     (void)state;
@@ -736,6 +784,7 @@ int main(void)
         cmocka_unit_test_teardown(test_vjp_wrt_x_matches_mlx_and_scales_have_none, tu_test_teardown),
         cmocka_unit_test_teardown(test_vjp_wrt_scales_is_mlx_error, tu_test_teardown),
         cmocka_unit_test_teardown(test_jvp_wrt_x_is_product_of_tangent, tu_test_teardown),
+        cmocka_unit_test_teardown(test_global_scale_derivative_is_unit_dequantize, tu_test_teardown),
         cmocka_unit_test_teardown(test_qqmm_matches_mlx, tu_test_teardown),
         cmocka_unit_test_teardown(test_qqmm_float_weights_quantize_both_operands, tu_test_teardown),
         cmocka_unit_test_teardown(test_qqmv_is_product_of_dequantized, tu_test_teardown),

@@ -254,8 +254,14 @@ static int dequantize_eval(mc_array *out, mc_array *const *in, int n, const void
     else if (fp && n == 3)
         s = NULL;
     if (b || (fp && s)) {
-        dequantize_job j = {
-            w, s, b, fp ? (int)p->dtype : (int)out->dtype, p->group_size, p->bits, n == 3 && fp ? &inv : NULL, out->data};
+        dequantize_job j = {w,
+                            s,
+                            b,
+                            fp ? (int)p->dtype : (int)out->dtype,
+                            p->group_size,
+                            p->bits,
+                            n == 3 && fp ? &inv : NULL,
+                            out->data};
         mc_parallel_for(out->size / (size_t)p->group_size, 1024, dequantize_range, &j);
         rc = 0;
     }
@@ -308,17 +314,23 @@ static mc_array *codes_of(mc_gb *s, mc_array *w, const mc_array *scales, const m
     return mc_gb_hold(s, mc_node_dequantize(w, one, zero, p->group_size, p->bits, s->fn));
 }
 
-/* nvfp4's dequantized values per unit of global scale, times cot, summed
- * to the global scale's shape. */
+/* nvfp4's dequantized values per unit of global scale (float32): the
+ * node's own inputs with the global scale 1. */
+static mc_array *per_unit_global(mc_gb *s, mc_array *node)
+{
+    mc_array *one = mc_gb_full_like(s, 1.0, MLX_FLOAT32, node->inputs[2]);
+    mc_array *in[3] = {node->inputs[0], node->inputs[1], one};
+    return one ? mc_gb_hold(s,
+                            mc_node_new(s->fn, MC_PRIM_DEQUANTIZE, in, 3, node->params, sizeof(mc_quant_params)))
+               : NULL;
+}
+
+/* The global scale's cotangent: cot times the values per unit of it,
+ * summed to its shape. */
 static mc_array *global_scale_cot(mc_gb *s, mc_array *node, mc_array *cot)
 {
     mc_array *gs = node->inputs[2];
-    mc_array *one = mc_gb_full_like(s, 1.0, MLX_FLOAT32, gs);
-    mc_array *in[3] = {node->inputs[0], node->inputs[1], one};
-    mc_array *unit =
-        one ? mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_DEQUANTIZE, in, 3, node->params, sizeof(mc_quant_params)))
-            : NULL;
-    mc_array *prod = mc_gb_op(s, MC_B_MULTIPLY, mc_gb_astype(s, cot, MLX_FLOAT32), unit);
+    mc_array *prod = mc_gb_op(s, MC_B_MULTIPLY, mc_gb_astype(s, cot, MLX_FLOAT32), per_unit_global(s, node));
     return mc_gb_sum_to_shape(s, prod, gs->ndim, gs->shape);
 }
 
@@ -372,9 +384,15 @@ static mc_array *dequantize_jvp(mc_array *node, mc_array *const *tans, const int
     mc_gb s;
     mc_gb_begin(&s, fn);
     mc_array *r = NULL;
-    for (int k = 0; k < nargs && p->mode == MC_QMODE_AFFINE; k++) {
+    for (int k = 0; k < nargs; k++) {
         mc_array *t = NULL;
-        if (argnums[k] == 1)
+        if (p->mode != MC_QMODE_AFFINE) {
+            /* only the global scale has a tangent: a scalar factor */
+            static const int scalar[1] = {0};
+            if (argnums[k] == 2)
+                t = mc_gb_op(&s, MC_B_MULTIPLY, per_unit_global(&s, node),
+                             mc_gb_reshape(&s, mc_gb_astype(&s, tans[k], MLX_FLOAT32), 0, scalar));
+        } else if (argnums[k] == 1)
             t = mc_gb_op(&s, MC_B_MULTIPLY, codes_of(&s, node->inputs[0], node->inputs[1], p),
                          expand_groups(&s, tans[k], p->group_size));
         else if (argnums[k] == 2)
