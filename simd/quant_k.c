@@ -18,7 +18,8 @@
  * alternating, each lane shifted to its nibble and looked up in the whole
  * sixteen-entry table by one permute; x is interleaved once per call to
  * match, so per sixteen codes: a load, a shift, a permute and a
- * multiply-add. mxfp8 and the affine bits 3, 5, 6 unpack a row at a time. */
+ * multiply-add. mxfp8's e4m3 bytes widen through F16C (eight at a time,
+ * exact); the affine bits 3, 5, 6 unpack a row at a time. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -101,11 +102,9 @@ static inline uint32_t code_at(const uint8_t *p, size_t o, int bits)
     return (v >> sh) & ((1u << bits) - 1u);
 }
 
-/* The kernels' unpacking in registers: affine bits 2, 4, 8, and fp4. */
-static inline bool fast_path(const mc_qmat *q)
-{
-    return q->fp ? q->bits == 4 : q->bits == 2 || q->bits == 4 || q->bits == 8;
-}
+/* The kernels' unpacking in registers: affine bits 2, 4, 8, and the fp
+ * modes. */
+static inline bool fast_path(const mc_qmat *q) { return q->fp || q->bits == 2 || q->bits == 4 || q->bits == 8; }
 
 /* An fp mode's scale: e4m3 for groups of 16, else e8m0 (2^(s - 127), the
  * bfloat16 MLX builds from it). */
@@ -136,6 +135,28 @@ static inline __attribute__((always_inline)) v8f fp4x8(uint32_t a)
     v8f r;
     for (int i = 0; i < 8; i++)
         r[i] = lut[(a >> (4 * i)) & 15u];
+    return r;
+#endif
+}
+
+/* Eight e4m3 codes from p as float32, as mc_fp8_to_f32 widens them: the
+ * byte's low seven bits placed as a half's exponent and mantissa read the
+ * value 2^8 too small, which F16C converts exactly, subnormals included. */
+static inline __attribute__((always_inline)) v8f fp8x8(const uint8_t *p)
+{
+#if defined(__F16C__)
+    uint64_t b8;
+    memcpy(&b8, p, sizeof b8);
+    __m128i v = _mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)b8));
+    __m128i h = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(v, _mm_set1_epi16(0x7F)), 7),
+                             _mm_slli_epi16(_mm_and_si128(v, _mm_set1_epi16(0x80)), 8));
+    v8f r = (v8f)_mm256_cvtph_ps(h);
+    return r * 256.0f;
+#else
+    v8f r;
+    float t[8];
+    mc_fp8_to_f32(p, t, 8);
+    memcpy(&r, t, sizeof r);
     return r;
 #endif
 }
@@ -246,11 +267,12 @@ static void gemv_slow(const mc_qmat *q, int K, const float *x, int M, size_t ldx
     }
 }
 
-/* fp4 rows [n0, n1) against up to QK_MB rows of x: per group the codes'
- * dot products, then one multiply by the group's scale. */
-static inline __attribute__((always_inline)) void gemv_fp4_block(const mc_qmat *q, const float *x, int mb,
-                                                                 size_t ldx, float *out, size_t ldo, int n0,
-                                                                 int n1, int ng)
+/* fp rows [n0, n1) (e2m1 for bits 4, e4m3 for 8, bits known at compile
+ * time after inlining) against up to QK_MB rows of x: per group the
+ * codes' dot products, then one multiply by the group's scale. */
+static inline __attribute__((always_inline)) void gemv_fp_block(const mc_qmat *q, int bits, const float *x, int mb,
+                                                                size_t ldx, float *out, size_t ldo, int n0, int n1,
+                                                                int ng)
 {
     const int gs = q->gs;
     for (int n = n0; n < n1; n++) {
@@ -261,7 +283,7 @@ static inline __attribute__((always_inline)) void gemv_fp4_block(const mc_qmat *
             v8f ga[QK_MB] = {{0}};
             int e0 = g * gs;
             for (int e = e0; e < e0 + gs; e += 8) {
-                v8f wf = fp4x8(w[e >> 3]);
+                v8f wf = bits == 4 ? fp4x8(w[e >> 3]) : fp8x8((const uint8_t *)w + e);
                 for (int m = 0; m < mb; m++)
                     ga[m] += wf * load8(x + (size_t)m * ldx + (size_t)e);
             }
@@ -337,23 +359,32 @@ void QK_NAME(mc_qgemv_t)(const mc_qmat *q, int K, const float *x, int M, size_t 
     }
     if (q->fp) {
 #if defined(__AVX512F__)
-        interleave16(x, M, ldx, (size_t)K, tmp);
-        for (int m0 = 0; m0 < M; m0 += QK_MB) {
-            int mb = M - m0 < QK_MB ? M - m0 : QK_MB;
-            /* one row of x (decoding) gets its own inlined copy */
-            if (mb == 1)
-                gemv_fp4_512(q, tmp + (size_t)m0 * (size_t)K, 1, (size_t)K, out + (size_t)m0 * ldo, ldo, n0, n1);
-            else
-                gemv_fp4_512(q, tmp + (size_t)m0 * (size_t)K, mb, (size_t)K, out + (size_t)m0 * ldo, ldo, n0, n1);
+        if (q->bits == 4) {
+            interleave16(x, M, ldx, (size_t)K, tmp);
+            for (int m0 = 0; m0 < M; m0 += QK_MB) {
+                int mb = M - m0 < QK_MB ? M - m0 : QK_MB;
+                /* one row of x (decoding) gets its own inlined copy */
+                if (mb == 1)
+                    gemv_fp4_512(q, tmp + (size_t)m0 * (size_t)K, 1, (size_t)K, out + (size_t)m0 * ldo, ldo, n0,
+                                 n1);
+                else
+                    gemv_fp4_512(q, tmp + (size_t)m0 * (size_t)K, mb, (size_t)K, out + (size_t)m0 * ldo, ldo, n0,
+                                 n1);
+            }
+            return;
         }
-        return;
 #endif
         for (int m0 = 0; m0 < M; m0 += QK_MB) {
             int mb = M - m0 < QK_MB ? M - m0 : QK_MB;
-            if (mb == 1)
-                gemv_fp4_block(q, x + (size_t)m0 * ldx, 1, ldx, out + (size_t)m0 * ldo, ldo, n0, n1, K / q->gs);
-            else
-                gemv_fp4_block(q, x + (size_t)m0 * ldx, mb, ldx, out + (size_t)m0 * ldo, ldo, n0, n1, K / q->gs);
+            const float *xb = x + (size_t)m0 * ldx;
+            float *ob = out + (size_t)m0 * ldo;
+            /* one row of x (decoding) gets its own inlined copy */
+            switch (q->bits * 2 + (mb == 1)) {
+            case 9: gemv_fp_block(q, 4, xb, 1, ldx, ob, ldo, n0, n1, K / q->gs); break;
+            case 8: gemv_fp_block(q, 4, xb, mb, ldx, ob, ldo, n0, n1, K / q->gs); break;
+            case 17: gemv_fp_block(q, 8, xb, 1, ldx, ob, ldo, n0, n1, K / q->gs); break;
+            default: gemv_fp_block(q, 8, xb, mb, ldx, ob, ldo, n0, n1, K / q->gs); break;
+            }
         }
         return;
     }

@@ -708,9 +708,9 @@ static void test_errors_are_mlx_messages(void **state)
     mlx_vector_array_free(r);
 }
 
-/* The fp4 decode product of each build of simd/quant_k.c this CPU runs
- * (generic, AVX2, AVX-512) agrees with its dequantized rows, for mxfp4
- * and nvfp4 groups, one row of x and several. */
+/* The fp modes' decode product in each build of simd/quant_k.c this CPU
+ * runs (generic, AVX2, AVX-512) agrees with its dequantized rows, for
+ * mxfp4, mxfp8 and nvfp4, one row of x and several. */
 #define QK_DECLARE(v)                                                                                       \
     void mc_qdequant_f32_##v(const mc_qmat *q, int row, int e0, int count, float *out);                     \
     void mc_qgemv_t_##v(const mc_qmat *q, int K, const float *x, int M, size_t ldx, float *out, size_t ldo, \
@@ -724,7 +724,7 @@ QK_DECLARE(avx512)
 typedef void (*gemv_fn)(const mc_qmat *, int, const float *, int, size_t, float *, size_t, int, int, float *);
 typedef void (*deq_fn)(const mc_qmat *, int, int, int, float *);
 
-static void test_fp4_gemv_builds_match_dequantized_rows(void **state)
+static void test_fp_gemv_builds_match_dequantized_rows(void **state)
 {
     (void)state;
     gemv_fn gemv[3] = {mc_qgemv_t_generic, NULL, NULL};
@@ -740,15 +740,22 @@ static void test_fp4_gemv_builds_match_dequantized_rows(void **state)
     }
 #endif
     enum { N = 24, K = 128, M = 5 };
-    for (int m = 1; m <= 3; m += 2) {
-        int gs = m == 3 ? 16 : 32, wsh[2] = {N, K}, xs[2] = {M, K};
+    for (int m = 1; m <= 3; m++) {
+        int gs = m == 3 ? 16 : 32, bits = m == 2 ? 8 : 4, wsh[2] = {N, K}, xs[2] = {M, K};
         mlx_array w = qi_gen_array(2, wsh, 51, 2, MLX_FLOAT32), x = qi_gen_array(2, xs, 52, 0, MLX_FLOAT32), q, s;
         assert_int_equal(quantize_fp(w, modes[m], none, &q, &s), 0);
         assert_int_equal(mlx_array_eval(q), 0);
         assert_int_equal(mlx_array_eval(s), 0);
         assert_int_equal(mlx_array_eval(x), 0);
-        mc_qmat qm = {
-            mlx_array_data_uint32(q), K / 8, mlx_array_data_uint8(s), NULL, (size_t)(K / gs), MLX_UINT8, 4, gs, 1};
+        mc_qmat qm = {mlx_array_data_uint32(q),
+                      (size_t)(K * bits / 32),
+                      mlx_array_data_uint8(s),
+                      NULL,
+                      (size_t)(K / gs),
+                      MLX_UINT8,
+                      bits,
+                      gs,
+                      1};
         const float *xd = mlx_array_data_float32(x);
         for (int v = 0; v < 3; v++) {
             if (!gemv[v])
@@ -792,7 +799,7 @@ int main(void)
         cmocka_unit_test_teardown(test_round_trips_of_mlx_tests, tu_test_teardown),
         cmocka_unit_test_teardown(test_strided_scales_dequantize_as_contiguous, tu_test_teardown),
         cmocka_unit_test_teardown(test_errors_are_mlx_messages, tu_test_teardown),
-        cmocka_unit_test_teardown(test_fp4_gemv_builds_match_dequantized_rows, tu_test_teardown),
+        cmocka_unit_test_teardown(test_fp_gemv_builds_match_dequantized_rows, tu_test_teardown),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }
