@@ -610,7 +610,10 @@ static int f_dequantize(mlx_array *o, const mlx_array *x, mlx_stream s) { return
 static int fp_quant_fn(mlx_array *o, const mlx_array *x, mlx_stream s, int mode)
 {
     static const char *const names[3] = {"mxfp4", "nvfp4", "mxfp8"};
-    static const uint8_t scales[3][4] = {{127, 128}, {0x38, 0x30, 0x40, 0x38}, {120, 121}};
+    /* small scales (2^-3, 2^-2; e4m3 0.125 .. 0.5): outputs small enough
+     * that float32's rounding stays under the finite difference's
+     * tolerance in every kernel build */
+    static const uint8_t scales[3][4] = {{124, 125}, {0x28, 0x20, 0x30, 0x28}, {120, 121}};
     uint32_t words[16];
     for (int i = 0; i < 16; i++)
         words[i] = qw_words[i % 8];
