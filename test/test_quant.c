@@ -223,15 +223,6 @@ static void test_gather_qmm_matches_mlx(void **state)
     tu_free_n((mlx_array[]){x, w, q, s, b, x1, li, ri, ri2, y, y2, r1, r2}, 13);
 }
 
-/* The last message must be MLX's exactly. */
-static void expect_mlx_error(int rc, const char *msg)
-{
-    assert_int_not_equal(rc, 0);
-    if (strcmp(tu_last_error(), msg) != 0)
-        fail_msg("message:\n  %s\nMLX:\n  %s", tu_last_error(), msg);
-    tu_reset_errors();
-}
-
 static void test_errors_are_mlx_messages(void **state)
 {
     (void)state;
@@ -250,22 +241,23 @@ static void test_errors_are_mlx_messages(void **state)
     assert_int_equal(mlx_slice(&b0, b, start, 2, stop, 2, step, 2, tu_stream()), 0);
     mlx_stream st = tu_stream();
 
-    expect_mlx_error(mlx_quantize(&r, w, some(16), no_int, "affine", none, st), err_quantize_group_size);
-    expect_mlx_error(mlx_quantize(&r, w, no_int, some(7), "affine", none, st), err_quantize_bits);
-    expect_mlx_error(mlx_quantize(&r, v1, no_int, no_int, "affine", none, st), err_quantize_1d);
-    expect_mlx_error(mlx_quantize(&r, wbad, no_int, no_int, "affine", none, st), err_quantize_divisible);
-    expect_mlx_error(mlx_quantize(&r, wint, no_int, no_int, "affine", none, st), err_quantize_int);
-    expect_mlx_error(mlx_quantize(&r, w, no_int, no_int, "foo", none, st), err_quantize_mode);
-    expect_mlx_error(mlx_dequantize(&y, q, s0, b0, no_int, no_int, "affine", none, nodt, st),
-                     err_dequantize_shape);
-    expect_mlx_error(mlx_dequantize(&y, s, s, b, no_int, no_int, "affine", none, nodt, st), err_dequantize_dtype);
-    expect_mlx_error(mlx_quantized_matmul(&y, x32, q, s, b, true, no_int, no_int, "affine", st), err_qmm_inner);
-    expect_mlx_error(mlx_quantized_matmul(&y, x64, s, s, b, true, no_int, no_int, "affine", st),
-                     err_qmm_weight_dtype);
-    expect_mlx_error(mlx_quantized_matmul(&y, x64, q, s, none, true, no_int, no_int, "affine", st),
-                     err_qmm_biases);
-    expect_mlx_error(mlx_quantized_matmul(&y, x64, q, s0, b0, true, no_int, no_int, "affine", st),
-                     err_qmm_scales_shape);
+    qi_expect_mlx_error(mlx_quantize(&r, w, some(16), no_int, "affine", none, st), err_quantize_group_size);
+    qi_expect_mlx_error(mlx_quantize(&r, w, no_int, some(7), "affine", none, st), err_quantize_bits);
+    qi_expect_mlx_error(mlx_quantize(&r, v1, no_int, no_int, "affine", none, st), err_quantize_1d);
+    qi_expect_mlx_error(mlx_quantize(&r, wbad, no_int, no_int, "affine", none, st), err_quantize_divisible);
+    qi_expect_mlx_error(mlx_quantize(&r, wint, no_int, no_int, "affine", none, st), err_quantize_int);
+    qi_expect_mlx_error(mlx_quantize(&r, w, no_int, no_int, "foo", none, st), err_quantize_mode);
+    qi_expect_mlx_error(mlx_dequantize(&y, q, s0, b0, no_int, no_int, "affine", none, nodt, st),
+                        err_dequantize_shape);
+    qi_expect_mlx_error(mlx_dequantize(&y, s, s, b, no_int, no_int, "affine", none, nodt, st),
+                        err_dequantize_dtype);
+    qi_expect_mlx_error(mlx_quantized_matmul(&y, x32, q, s, b, true, no_int, no_int, "affine", st), err_qmm_inner);
+    qi_expect_mlx_error(mlx_quantized_matmul(&y, x64, s, s, b, true, no_int, no_int, "affine", st),
+                        err_qmm_weight_dtype);
+    qi_expect_mlx_error(mlx_quantized_matmul(&y, x64, q, s, none, true, no_int, no_int, "affine", st),
+                        err_qmm_biases);
+    qi_expect_mlx_error(mlx_quantized_matmul(&y, x64, q, s0, b0, true, no_int, no_int, "affine", st),
+                        err_qmm_scales_shape);
     /* a group size quantize refuses is refused by the product too */
     assert_int_not_equal(mlx_quantized_matmul(&y, x64, q, s, b, true, some(16), no_int, "affine", st), 0);
     tu_expect_error("[quantized_matmul]");
@@ -342,35 +334,12 @@ static void test_vjp_wrt_x_is_the_flipped_product(void **state)
  * gives the generic build's results within float32 rounding, for the
  * decode product of each fast bits value and of the unpacking path, and
  * for the dequantized rows. */
-#define QK_DECLARE(v)                                                                                       \
-    void mc_qdequant_f32_##v(const mc_qmat *q, int row, int e0, int count, float *out);                     \
-    size_t mc_qgemv_t_scratch_##v(const mc_qmat *q, int M, int K);                                          \
-    void mc_qgemv_t_##v(const mc_qmat *q, int K, const float *x, int M, size_t ldx, float *out, size_t ldo, \
-                        int n0, int n1, float *tmp);
-QK_DECLARE(generic)
-#if defined(__x86_64__)
-QK_DECLARE(avx2)
-QK_DECLARE(avx512)
-#endif
-
-typedef void (*gemv_fn)(const mc_qmat *, int, const float *, int, size_t, float *, size_t, int, int, float *);
-typedef void (*deq_fn)(const mc_qmat *, int, int, int, float *);
-
 static void test_kernel_builds_agree(void **state)
 {
     (void)state;
-    gemv_fn gemv[3] = {mc_qgemv_t_generic, NULL, NULL};
-    deq_fn deq[3] = {mc_qdequant_f32_generic, NULL, NULL};
-#if defined(__x86_64__)
-    if (mc_kernels_for("avx2")) {
-        gemv[1] = mc_qgemv_t_avx2;
-        deq[1] = mc_qdequant_f32_avx2;
-    }
-    if (mc_kernels_for("avx512")) {
-        gemv[2] = mc_qgemv_t_avx512;
-        deq[2] = mc_qdequant_f32_avx512;
-    }
-#endif
+    qi_gemv_fn gemv[3];
+    qi_deq_fn deq[3];
+    qi_kernel_builds(gemv, deq);
     static const int bitss[] = {2, 3, 4, 8}, gss[] = {32, 64, 128};
     enum { N = 37, K = 256, M = 6 };
     for (int bi = 0; bi < 4; bi++) {

@@ -625,14 +625,6 @@ static void test_strided_scales_dequantize_as_contiguous(void **state)
     tu_free_n((mlx_array[]){w, q, s, b, c, d1, d2, v}, 8);
 }
 
-static void expect_mlx_error(int rc, const char *msg)
-{
-    assert_int_not_equal(rc, 0);
-    if (strcmp(tu_last_error(), msg) != 0)
-        fail_msg("message:\n  %s\nMLX:\n  %s", tu_last_error(), msg);
-    tu_reset_errors();
-}
-
 static void test_errors_are_mlx_messages(void **state)
 {
     (void)state;
@@ -659,46 +651,46 @@ static void test_errors_are_mlx_messages(void **state)
     assert_int_equal(mlx_slice(&xhalf, x, start, 2, stop2, 2, step, 2, st), 0);
     mlx_optional_dtype i32 = {MLX_INT32, true};
 
-    expect_mlx_error(mlx_quantize(&r, w, no_int, some(3), "mxfp4", none, st), err_quantize_mxfp4_bits);
-    expect_mlx_error(mlx_quantize(&r, w, some(64), no_int, "mxfp4", none, st), err_quantize_mxfp4_group);
-    expect_mlx_error(mlx_quantize(&r, w, no_int, some(7), "mxfp8", none, st), err_quantize_mxfp8_bits);
-    expect_mlx_error(mlx_quantize(&r, w, some(64), no_int, "nvfp4", none, st), err_quantize_nvfp4_group);
-    expect_mlx_error(mlx_quantize(&r, wint, no_int, no_int, "mxfp4", none, st), err_quantize_int_mxfp4);
-    expect_mlx_error(mlx_quantize(&r, w, no_int, no_int, "mxfp4", g, st), err_quantize_global_mxfp4);
-    expect_mlx_error(mlx_quantize(&r, w, no_int, no_int, "nvfp4", g2, st), err_quantize_global_shape);
-    expect_mlx_error(mlx_quantize(&r, w, no_int, no_int, "nvfp4", gh, st), err_quantize_global_dtype);
-    expect_mlx_error(mlx_dequantize(&y, q4, s4, none, no_int, some(3), "mxfp4", none, no_dtype, st),
-                     err_dequantize_mxfp4_bits);
-    expect_mlx_error(mlx_dequantize(&y, q4, s4, none, some(64), no_int, "mxfp4", none, no_dtype, st),
-                     err_dequantize_mxfp4_group);
-    expect_mlx_error(mlx_dequantize(&y, q8, s8, none, some(16), no_int, "mxfp8", none, no_dtype, st),
-                     err_dequantize_mxfp8_group);
-    expect_mlx_error(mlx_dequantize(&y, q4, s4, none, no_int, no_int, "mxfp4", none, i32, st),
-                     err_dequantize_int_dtype);
-    expect_mlx_error(mlx_dequantize(&y, q4, sf, none, no_int, no_int, "mxfp4", none, no_dtype, st),
-                     err_dequantize_scale_type);
-    expect_mlx_error(mlx_dequantize(&y, q4, s4, s4, no_int, no_int, "mxfp4", none, no_dtype, st),
-                     err_dequantize_biases);
-    expect_mlx_error(mlx_dequantize(&y, q4, s41, none, no_int, no_int, "mxfp4", none, no_dtype, st),
-                     err_dequantize_shape);
-    expect_mlx_error(mlx_dequantize(&y, q8, s8, none, no_int, no_int, "mxfp8", g, no_dtype, st),
-                     err_dequantize_global_mxfp8);
-    expect_mlx_error(mlx_quantized_matmul(&y, x, q4, s4, s4, true, no_int, no_int, "mxfp4", st),
-                     err_qmm_biases_fp);
-    expect_mlx_error(mlx_quantized_matmul(&y, x, q4, sh, none, true, no_int, no_int, "mxfp4", st),
-                     err_qmm_scale_type_fp);
-    expect_mlx_error(mlx_quantized_matmul(&y, xint, q4, s4, none, true, no_int, no_int, "mxfp4", st),
-                     err_qmm_int_x_fp);
-    expect_mlx_error(mlx_gather_qmm(&y, x, q4, s4, s4, none, ri, true, no_int, no_int, "mxfp4", false, st),
-                     err_gather_qmm_biases_fp);
-    expect_mlx_error(mlx_qqmm(&y, x, q4, s4, no_int, no_int, "mxfp4", none, none, st), err_qqmm_mode);
-    expect_mlx_error(mlx_qqmm(&y, x, q8, none, no_int, no_int, "mxfp8", none, none, st), err_qqmm_no_scales);
-    expect_mlx_error(mlx_qqmm(&y, x3, w3, none, no_int, no_int, "mxfp8", none, none, st), err_qqmm_3d);
-    expect_mlx_error(mlx_qqmm(&y, xint, w, none, no_int, no_int, "mxfp8", none, none, st), err_qqmm_int_x);
-    expect_mlx_error(mlx_qqmm(&y, x, w64, none, no_int, no_int, "mxfp8", none, none, st), err_qqmm_f64_w);
-    expect_mlx_error(mlx_qqmm(&y, x, w, none, no_int, no_int, "nvfp4", g, none, st), err_qqmm_one_global);
-    expect_mlx_error(mlx_qqmm(&y, x, w, none, no_int, no_int, "mxfp8", g, g, st), err_qqmm_global_mxfp8);
-    expect_mlx_error(mlx_qqmm(&y, xhalf, w, none, no_int, no_int, "mxfp8", none, none, st), err_qqmm_inner);
+    qi_expect_mlx_error(mlx_quantize(&r, w, no_int, some(3), "mxfp4", none, st), err_quantize_mxfp4_bits);
+    qi_expect_mlx_error(mlx_quantize(&r, w, some(64), no_int, "mxfp4", none, st), err_quantize_mxfp4_group);
+    qi_expect_mlx_error(mlx_quantize(&r, w, no_int, some(7), "mxfp8", none, st), err_quantize_mxfp8_bits);
+    qi_expect_mlx_error(mlx_quantize(&r, w, some(64), no_int, "nvfp4", none, st), err_quantize_nvfp4_group);
+    qi_expect_mlx_error(mlx_quantize(&r, wint, no_int, no_int, "mxfp4", none, st), err_quantize_int_mxfp4);
+    qi_expect_mlx_error(mlx_quantize(&r, w, no_int, no_int, "mxfp4", g, st), err_quantize_global_mxfp4);
+    qi_expect_mlx_error(mlx_quantize(&r, w, no_int, no_int, "nvfp4", g2, st), err_quantize_global_shape);
+    qi_expect_mlx_error(mlx_quantize(&r, w, no_int, no_int, "nvfp4", gh, st), err_quantize_global_dtype);
+    qi_expect_mlx_error(mlx_dequantize(&y, q4, s4, none, no_int, some(3), "mxfp4", none, no_dtype, st),
+                        err_dequantize_mxfp4_bits);
+    qi_expect_mlx_error(mlx_dequantize(&y, q4, s4, none, some(64), no_int, "mxfp4", none, no_dtype, st),
+                        err_dequantize_mxfp4_group);
+    qi_expect_mlx_error(mlx_dequantize(&y, q8, s8, none, some(16), no_int, "mxfp8", none, no_dtype, st),
+                        err_dequantize_mxfp8_group);
+    qi_expect_mlx_error(mlx_dequantize(&y, q4, s4, none, no_int, no_int, "mxfp4", none, i32, st),
+                        err_dequantize_int_dtype);
+    qi_expect_mlx_error(mlx_dequantize(&y, q4, sf, none, no_int, no_int, "mxfp4", none, no_dtype, st),
+                        err_dequantize_scale_type);
+    qi_expect_mlx_error(mlx_dequantize(&y, q4, s4, s4, no_int, no_int, "mxfp4", none, no_dtype, st),
+                        err_dequantize_biases);
+    qi_expect_mlx_error(mlx_dequantize(&y, q4, s41, none, no_int, no_int, "mxfp4", none, no_dtype, st),
+                        err_dequantize_shape);
+    qi_expect_mlx_error(mlx_dequantize(&y, q8, s8, none, no_int, no_int, "mxfp8", g, no_dtype, st),
+                        err_dequantize_global_mxfp8);
+    qi_expect_mlx_error(mlx_quantized_matmul(&y, x, q4, s4, s4, true, no_int, no_int, "mxfp4", st),
+                        err_qmm_biases_fp);
+    qi_expect_mlx_error(mlx_quantized_matmul(&y, x, q4, sh, none, true, no_int, no_int, "mxfp4", st),
+                        err_qmm_scale_type_fp);
+    qi_expect_mlx_error(mlx_quantized_matmul(&y, xint, q4, s4, none, true, no_int, no_int, "mxfp4", st),
+                        err_qmm_int_x_fp);
+    qi_expect_mlx_error(mlx_gather_qmm(&y, x, q4, s4, s4, none, ri, true, no_int, no_int, "mxfp4", false, st),
+                        err_gather_qmm_biases_fp);
+    qi_expect_mlx_error(mlx_qqmm(&y, x, q4, s4, no_int, no_int, "mxfp4", none, none, st), err_qqmm_mode);
+    qi_expect_mlx_error(mlx_qqmm(&y, x, q8, none, no_int, no_int, "mxfp8", none, none, st), err_qqmm_no_scales);
+    qi_expect_mlx_error(mlx_qqmm(&y, x3, w3, none, no_int, no_int, "mxfp8", none, none, st), err_qqmm_3d);
+    qi_expect_mlx_error(mlx_qqmm(&y, xint, w, none, no_int, no_int, "mxfp8", none, none, st), err_qqmm_int_x);
+    qi_expect_mlx_error(mlx_qqmm(&y, x, w64, none, no_int, no_int, "mxfp8", none, none, st), err_qqmm_f64_w);
+    qi_expect_mlx_error(mlx_qqmm(&y, x, w, none, no_int, no_int, "nvfp4", g, none, st), err_qqmm_one_global);
+    qi_expect_mlx_error(mlx_qqmm(&y, x, w, none, no_int, no_int, "mxfp8", g, g, st), err_qqmm_global_mxfp8);
+    qi_expect_mlx_error(mlx_qqmm(&y, xhalf, w, none, no_int, no_int, "mxfp8", none, none, st), err_qqmm_inner);
     /* what MLX's kernels assume without checking: an fp mode's one group
      * size in the product */
     assert_int_not_equal(mlx_quantized_matmul(&y, xhalf, q4, s4, none, true, some(16), some(8), "mxfp4", st), 0);
@@ -711,34 +703,12 @@ static void test_errors_are_mlx_messages(void **state)
 /* The fp modes' decode product in each build of simd/quant_k.c this CPU
  * runs (generic, AVX2, AVX-512) agrees with its dequantized rows, for
  * mxfp4, mxfp8 and nvfp4, one row of x and several. */
-#define QK_DECLARE(v)                                                                                       \
-    void mc_qdequant_f32_##v(const mc_qmat *q, int row, int e0, int count, float *out);                     \
-    void mc_qgemv_t_##v(const mc_qmat *q, int K, const float *x, int M, size_t ldx, float *out, size_t ldo, \
-                        int n0, int n1, float *tmp);
-QK_DECLARE(generic)
-#if defined(__x86_64__)
-QK_DECLARE(avx2)
-QK_DECLARE(avx512)
-#endif
-
-typedef void (*gemv_fn)(const mc_qmat *, int, const float *, int, size_t, float *, size_t, int, int, float *);
-typedef void (*deq_fn)(const mc_qmat *, int, int, int, float *);
-
 static void test_fp_gemv_builds_match_dequantized_rows(void **state)
 {
     (void)state;
-    gemv_fn gemv[3] = {mc_qgemv_t_generic, NULL, NULL};
-    deq_fn deq[3] = {mc_qdequant_f32_generic, NULL, NULL};
-#if defined(__x86_64__)
-    if (mc_kernels_for("avx2")) {
-        gemv[1] = mc_qgemv_t_avx2;
-        deq[1] = mc_qdequant_f32_avx2;
-    }
-    if (mc_kernels_for("avx512")) {
-        gemv[2] = mc_qgemv_t_avx512;
-        deq[2] = mc_qdequant_f32_avx512;
-    }
-#endif
+    qi_gemv_fn gemv[3];
+    qi_deq_fn deq[3];
+    qi_kernel_builds(gemv, deq);
     enum { N = 24, K = 128, M = 5 };
     for (int m = 1; m <= 3; m++) {
         int gs = m == 3 ? 16 : 32, bits = m == 2 ? 8 : 4, wsh[2] = {N, K}, xs[2] = {M, K};
