@@ -82,7 +82,7 @@ static void test_ops_with_null_result_pointer_fail(void **state)
     EXPECT_FAIL(mlx_arange(NULL, 0, 3, 1, MLX_FLOAT32, S), "[arange]");
     EXPECT_FAIL(mlx_linspace(NULL, 0, 3, 4, MLX_FLOAT32, S), "[linspace]");
     EXPECT_FAIL(mlx_eye(NULL, 2, 2, 0, MLX_FLOAT32, S), "[eye]");
-    EXPECT_FAIL(mlx_identity(NULL, 2, MLX_FLOAT32, S), "[eye]"); /* MLX's identity is eye */
+    EXPECT_FAIL(mlx_identity(NULL, 2, MLX_FLOAT32, S), "[identity]");
     EXPECT_FAIL(mlx_astype(NULL, a, MLX_INT32, S), "[astype]");
     EXPECT_FAIL(mlx_reshape(NULL, a, shape, 0, S), "[reshape]");
     EXPECT_FAIL(mlx_transpose(NULL, a, S), "[transpose]");
@@ -620,6 +620,26 @@ static void test_a_successful_call_reports_nothing(void **state)
     TU_FREE(a, b);
 }
 
+/* A message names the function the user called, never a step of it:
+ * eye/identity of a size past addressing name themselves, and a result
+ * too large to allocate names the evaluating call (and the step). */
+static void test_errors_name_the_called_function_not_an_inner_step(void **state)
+{
+    (void)state;
+    mlx_array r = mlx_array_new();
+    EXPECT_FAIL(mlx_eye(&r, INT_MAX, INT_MAX, 0, MLX_FLOAT32, S), "[eye]");
+    EXPECT_FAIL(mlx_identity(&r, INT_MAX, MLX_FLOAT32, S), "[identity]");
+    const int huge[2] = {1 << 20, 1 << 20}; /* 2^40 float32: 4 TiB */
+    mlx_array one = mlx_array_new_float(1.0f);
+    assert_int_equal(mlx_full(&r, huge, 2, one, MLX_FLOAT32, S), 0);
+    EXPECT_FAIL(mlx_array_eval(r), "[mlx_array_eval] Out of memory allocating 4398046511104 bytes");
+    assert_int_equal(mlx_zeros(&r, huge, 2, MLX_FLOAT32, S), 0);
+    mlx_vector_array v = mlx_vector_array_new_data(&r, 1);
+    EXPECT_FAIL(mlx_eval(v), "[mlx_eval] Out of memory allocating");
+    mlx_vector_array_free(v);
+    TU_FREE(r, one);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, NULL, tu_test_teardown)
 
 int main(void)
@@ -649,6 +669,7 @@ int main(void)
         T(test_mlx_error_macro_reports_with_file_and_line),
         T(test_last_error_is_kept_per_thread),
         T(test_a_successful_call_reports_nothing),
+        T(test_errors_name_the_called_function_not_an_inner_step),
     };
     return cmocka_run_group_tests_name("errors", tests, tu_group_setup, tu_group_teardown);
 }

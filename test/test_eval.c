@@ -497,7 +497,7 @@ static void test_eye_refuses_negative_sizes(void **state)
     assert_int_not_equal(mlx_eye(&e, -1, 3, 0, MLX_FLOAT32, S), 0);
     tu_expect_error("[eye]");
     assert_int_not_equal(mlx_identity(&e, -2, MLX_FLOAT32, S), 0);
-    tu_expect_error("[eye]");
+    tu_expect_error("[identity]");
     assert_null(e.ctx);
 }
 

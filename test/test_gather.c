@@ -117,6 +117,34 @@ static void test_single_forms_match_the_vector_forms(void **state)
     mlx_array_free(u);
 }
 
+/* take and take_along_axis follow the same documented rule as gather: a
+ * negative index counts from the end once, and what is still outside the
+ * axis reads its nearest end (MLX reads outside the buffer). The hostile
+ * values a new user tried, on a 4-element axis, with int64 indices. */
+static void test_take_clamps_hostile_indices_to_the_axis(void **state)
+{
+    (void)state;
+    mlx_stream s = tu_stream();
+    const double av[4] = {10, 11, 12, 13};
+    mlx_array a = tu_array_of(MLX_FLOAT32, av, (int[]){4}, 1);
+    const double iv[6] = {10, -100, 2147483647.0, -2147483648.0, 1099511627776.0, -1};
+    const double want[6] = {13, 10, 13, 10, 13, 13};
+    mlx_array i = tu_array_of(MLX_INT64, iv, (int[]){6}, 1);
+    mlx_array r = mlx_array_new();
+    assert_int_equal(mlx_take(&r, a, i, s), 0);
+    for (size_t e = 0; e < 6; e++)
+        assert_true(tu_get(r, e) == want[e]);
+    assert_int_equal(mlx_take_axis(&r, a, i, 0, s), 0);
+    for (size_t e = 0; e < 6; e++)
+        assert_true(tu_get(r, e) == want[e]);
+    assert_int_equal(mlx_take_along_axis(&r, a, i, 0, s), 0);
+    for (size_t e = 0; e < 6; e++)
+        assert_true(tu_get(r, e) == want[e]);
+    mlx_array_free(r);
+    mlx_array_free(i);
+    mlx_array_free(a);
+}
+
 /* Blocks larger than 1 on an indexed axis (numpy: a[i:i+2]); a start that
  * would run past the end is clamped so the block stays inside, and so is
  * an index past either end: mlx-cpu's documented rule. */
@@ -398,6 +426,7 @@ int main(void)
         T(test_results_equal_mlx_fixtures),
         T(test_single_forms_match_the_vector_forms),
         T(test_block_starts_are_clamped_inside_the_axis),
+        T(test_take_clamps_hostile_indices_to_the_axis),
         T(test_large_gather_split_across_threads_is_exact),
         T(test_bad_arguments_report_mlx_messages),
         T(test_scatter_prod_gradient_is_refused_as_mlx),

@@ -695,7 +695,10 @@ static int unary_fails(mlx_array *res, const mlx_array x)
 static int reshape_to_wrong_size(mlx_array *res, const mlx_array x)
 {
     int shape[1] = {5};
-    return mlx_reshape(res, x, shape, 1, (mlx_stream){NULL});
+    mlx_stream s = mlx_default_cpu_stream_new();
+    int rc = mlx_reshape(res, x, shape, 1, s);
+    mlx_stream_free(s);
+    return rc;
 }
 
 static void test_closure_failing_op_inside_reports_one_message(void **state)

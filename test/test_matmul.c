@@ -38,11 +38,21 @@ static void record_error(const char *msg, void *data)
     error_count++;
 }
 
+/* The default CPU stream, made in group_setup (mlx-c refuses an empty one). */
+static mlx_stream S;
+
 static int group_setup(void **state)
 {
     (void)state;
     mlx_set_error_handler(record_error, NULL, NULL);
-    return 0;
+    S = mlx_default_cpu_stream_new();
+    return S.ctx ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    return mlx_stream_free(S);
 }
 
 static int test_teardown(void **state)
@@ -68,7 +78,6 @@ static void expect_error_prefix(const char *prefix)
     error_count = 0;
 }
 
-static const mlx_stream S = {0};
 
 /* ---- building inputs ---- */
 
@@ -1353,5 +1362,5 @@ int main(void)
         T(test_failed_allocations_report_once_and_leak_nothing),
 #undef T
     };
-    return cmocka_run_group_tests(tests, group_setup, NULL);
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -123,6 +123,24 @@ static void test_blocks_are_64_byte_aligned_and_zero_size_is_distinct(void **sta
         mc_data_free(p[i], sizes[i]);
 }
 
+/* A block of a page or more starts on a page boundary, so two large arrays
+ * share their offset modulo 4 KiB (a kernel's stores then never sit a few
+ * cache lines ahead of its loads in the low address bits the CPU compares). */
+static void test_blocks_of_a_page_or_more_are_page_aligned(void **state)
+{
+    (void)state;
+    size_t sizes[] = {4096, 4097, 100000, 3 * MiB + 5};
+    void *p[4];
+    for (int i = 0; i < 4; i++) {
+        p[i] = mc_data_alloc(sizes[i]);
+        assert_non_null(p[i]);
+        assert_int_equal((uintptr_t)p[i] % 4096, 0);
+        touch(p[i], sizes[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        mc_data_free(p[i], sizes[i]);
+}
+
 static void test_size_classes_waste_little(void **state)
 {
     (void)state;
@@ -406,6 +424,7 @@ int main(void)
         T(test_request_of_same_class_reuses_block),
         T(test_reuse_takes_most_recently_freed_block),
         T(test_blocks_are_64_byte_aligned_and_zero_size_is_distinct),
+        T(test_blocks_of_a_page_or_more_are_page_aligned),
         T(test_size_classes_waste_little),
         T(test_active_and_peak_count_live_blocks),
         T(test_reset_peak_sets_peak_to_zero),

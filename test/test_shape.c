@@ -971,6 +971,24 @@ static void test_diagonal_is_a_view_over_any_axes(void **state)
     TU_FREE(x, y, m, r, v);
 }
 
+/* Offsets at the ends of int's range give an empty diagonal (and a trace of
+ * zero) instead of overflowing into a diagonal of the full length whose view
+ * reaches outside the buffer. */
+static void test_diagonal_offset_at_int_limits_is_empty(void **state)
+{
+    (void)state;
+    mlx_array m = iota(MLX_FLOAT32, 2, SHAPE(3, 3)), y = mlx_array_new();
+    const int offsets[4] = {INT_MIN, INT_MAX, INT_MIN + 1, -3};
+    for (int i = 0; i < 4; i++) {
+        OK(mlx_diagonal(&y, m, offsets[i], 0, 1, S));
+        assert_true(tu_shape_is(y, 1, SHAPE(0)));
+        OK(mlx_array_eval(y));
+        OK(mlx_trace(&y, m, offsets[i], 0, 1, MLX_FLOAT32, S));
+        EXPECT_VALS0(y, ((const double[]){0}));
+    }
+    TU_FREE(m, y);
+}
+
 static void test_tri_tril_triu_match_numpy(void **state)
 {
     (void)state;
@@ -1373,6 +1391,7 @@ int main(void)
         T(test_copy_makes_a_distinct_buffer),
         T(test_diag_builds_and_reads_diagonals),
         T(test_diagonal_is_a_view_over_any_axes),
+        T(test_diagonal_offset_at_int_limits_is_empty),
         T(test_tri_tril_triu_match_numpy),
         T(test_trace_sums_the_diagonal_in_dtype),
         T(test_meshgrid_xy_ij_and_sparse),

@@ -8,6 +8,7 @@
  * kernel record; each exported function is written out. */
 #include <string.h>
 
+#include "handles/stream.h"
 #include "handles/vector.h"
 #include "mlx/c/cuda.h"
 #include "mlx/c/fast.h"
@@ -278,6 +279,7 @@ void mlx_fast_cuda_kernel_free(mlx_fast_cuda_kernel cls) { kernel_free(cls.ctx);
 int mlx_fast_cuda_kernel_apply(mlx_vector_array *outputs, mlx_fast_cuda_kernel cls, const mlx_vector_array inputs,
                                const mlx_fast_cuda_kernel_config config, const mlx_stream stream)
 {
+    MC_STREAM_REQUIRED(stream);
     (void)stream;
     return kernel_apply(outputs, cls.ctx, inputs, config.ctx, "mlx_fast_cuda_kernel_apply", "mlx_fast_cuda_kernel",
                         cuda_cfg, "[cuda_kernel] No CUDA back-end.");
@@ -371,6 +373,7 @@ int mlx_fast_metal_kernel_apply(mlx_vector_array *outputs, mlx_fast_metal_kernel
                                 const mlx_vector_array inputs, const mlx_fast_metal_kernel_config config,
                                 const mlx_stream stream)
 {
+    MC_STREAM_REQUIRED(stream);
     (void)stream;
     return kernel_apply(outputs, cls.ctx, inputs, config.ctx, "mlx_fast_metal_kernel_apply",
                         "mlx_fast_metal_kernel", metal_cfg, "[metal_kernel] No Metal back-end.");

@@ -8,6 +8,7 @@
 #include "graph/eval.h"
 #include "handles/iostream.h"
 #include "handles/map.h"
+#include "handles/stream.h"
 #include "io/npy.h"
 #include "io/safetensors.h"
 #include "mlx/c/ops.h"
@@ -34,7 +35,7 @@ static int load_npy(mlx_array *res, mc_io_src *src, const char *fn)
 int mlx_load_reader(mlx_array *res, mlx_io_reader in_stream, const mlx_stream s)
 {
     static const char fn[] = "load";
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     mc_iostream *rd =
         check_out(res, "result", fn) ? NULL : mc_iostream_checked(in_stream.ctx, fn, "mlx_io_reader");
     mc_io_src src;
@@ -46,7 +47,7 @@ int mlx_load_reader(mlx_array *res, mlx_io_reader in_stream, const mlx_stream s)
 int mlx_load(mlx_array *res, const char *file, const mlx_stream s)
 {
     static const char fn[] = "load";
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     if (check_out(res, "result", fn) || check_out(file, "file name", fn))
         return 1;
     mc_io_src src;
@@ -144,7 +145,7 @@ int mlx_load_safetensors_reader(mlx_map_string_to_array *res_0, mlx_map_string_t
                                 mlx_io_reader in_stream, const mlx_stream s)
 {
     static const char fn[] = "load_safetensors";
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     if (check_out(res_0, "array map", fn) || check_out(res_1, "metadata map", fn))
         return 1;
     mc_iostream *rd = mc_iostream_checked(in_stream.ctx, fn, "mlx_io_reader");
@@ -158,7 +159,7 @@ int mlx_load_safetensors(mlx_map_string_to_array *res_0, mlx_map_string_to_strin
                          const mlx_stream s)
 {
     static const char fn[] = "load_safetensors";
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     if (check_out(res_0, "array map", fn) || check_out(res_1, "metadata map", fn) ||
         check_out(file, "file name", fn))
         return 1;

@@ -38,8 +38,15 @@ static int mc_run_node(mc_array *a, const char *fn)
     return 0;
 }
 
+static _Thread_local const char *tl_caller;
+
+const char *mc_eval_caller(void) { return tl_caller ? tl_caller : "eval"; }
+
 int mc_eval(mc_array *const *outs, size_t n, const char *fn)
 {
+    /* saved and restored: a step may evaluate (compile's replay does) */
+    const char *outer = tl_caller;
+    tl_caller = fn;
     /* Every node in `order` is held by its consumer or by outs, so none
      * dies before it runs. */
     mc_darray order = MC_DARRAY_INIT(mc_array *);
@@ -53,5 +60,6 @@ int mc_eval(mc_array *const *outs, size_t n, const char *fn)
     for (size_t i = 0; i < order.len && !rc; i++)
         rc = mc_run_node(nodes[i], fn);
     mc_darray_free(&order);
+    tl_caller = outer;
     return rc;
 }

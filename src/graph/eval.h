@@ -10,6 +10,12 @@
  * (arrays evaluated before the failure keep their data). */
 int mc_eval(mc_array *const *outs, size_t n, const char *fn);
 
+/* The function that started the evaluation running on this thread (mc_eval's
+ * fn: "eval", "array_item_float32"...), or "eval" outside one: errors that
+ * a step meets while running name it, since the step's primitive is not a
+ * function the user called. */
+const char *mc_eval_caller(void);
+
 static inline int mc_eval1(mc_array *a, const char *fn) { return mc_eval(&a, 1, fn); }
 
 #endif

@@ -1,6 +1,7 @@
 /* Owns building lazy nodes and choosing an output buffer for them. */
 #include <string.h>
 
+#include "graph/eval.h"
 #include "graph/primitive.h"
 #include "graph/tracing.h"
 #include "runtime/alloc.h"
@@ -79,7 +80,17 @@ int mc_out_alloc(mc_array *out, mc_array *const *cands, int n, const char *fn)
             return 0;
         }
     }
-    return mc_array_alloc_data(out, fn);
+    size_t nbytes = out->size * mc_dtype_size(out->dtype);
+    mc_buffer *b = mc_buffer_alloc(nbytes);
+    if (!b) {
+        char shape[96];
+        return mc_error("[%s] Out of memory allocating %zu bytes for a %s array of shape %s, the output of "
+                        "step %s.",
+                        mc_eval_caller(), nbytes, mc_dtype_name(out->dtype),
+                        mc_shape_str(shape, sizeof shape, out->ndim, out->shape), fn);
+    }
+    mc_array_set_buffer(out, b, b->data);
+    return 0;
 }
 
 const char *mc_prim_name(int prim, const void *params)

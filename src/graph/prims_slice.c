@@ -138,10 +138,11 @@ static int as_strided_eval(mc_array *out, mc_array *const *in, int n, const void
 
 /* ---- Diagonal ---- */
 
+/* In 64 bits: negating an offset of INT_MIN overflows an int. */
 static int diag_len(const mc_array *x, const mc_diagonal_params *p)
 {
-    int off1 = p->offset < 0 ? -p->offset : 0;
-    int off2 = p->offset > 0 ? p->offset : 0;
+    int64_t off1 = p->offset < 0 ? -(int64_t)p->offset : 0;
+    int64_t off2 = p->offset > 0 ? p->offset : 0;
     int64_t a = (int64_t)x->shape[p->axis1] - off1, b = (int64_t)x->shape[p->axis2] - off2;
     int64_t m = a < b ? a : b;
     return m > 0 ? (int)m : 0;
@@ -313,7 +314,8 @@ static int diagonal_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const in
     mc_array *x = node->inputs[0];
     int nd = x->ndim, len = node->shape[node->ndim - 1];
     int s1 = x->shape[p->axis1], s2 = x->shape[p->axis2];
-    int row0 = p->offset < 0 ? -p->offset : 0;
+    /* |offset| < the axis length when len > 0; else row0 is unused */
+    int row0 = len > 0 && p->offset < 0 ? -p->offset : 0;
     mc_gb s;
     mc_gb_begin(&s, fn);
     mc_array *r;

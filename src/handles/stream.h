@@ -22,6 +22,16 @@ int mc_stream_new_index(void);
 /* The object of a handle, or NULL with "[fn] ..." reported if empty. */
 mc_stream *mc_stream_checked(mlx_stream s, const char *fn);
 
+/* The first statement of every mlx-c function that takes a stream: mlx-c
+ * refuses an empty stream handle in all of them (rather than taking it for
+ * the default), so we do too. Must sit in a function named mlx_<name>
+ * returning int; the error names <name>, as the function's other errors do. */
+#define MC_STREAM_REQUIRED(s)                                                                      \
+    do {                                                                                           \
+        if (!mc_stream_checked((s), __func__ + 4))                                                 \
+            return 1;                                                                              \
+    } while (0)
+
 /* Makes *dst name the CPU stream `index`, in place if it has an object
  * (an empty handle gets a new one). Returns 0, or 1 with an error. */
 int mc_stream_store(const char *fn, mlx_stream *dst, int index);

@@ -47,7 +47,7 @@ static mc_array *int_floor_quotient(mc_gb *e, mc_array *x, mc_array *y, mc_array
 
 int mlx_floor_divide(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     mc_gb e;
     mc_array *x, *y;
     if (mc_ew_args2(&e, "floor_divide", res, a, b, &x, &y))
@@ -65,7 +65,7 @@ int mlx_floor_divide(mlx_array *res, const mlx_array a, const mlx_array b, const
 
 int mlx_remainder(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     mc_gb e;
     mc_array *x, *y;
     if (mc_ew_args2(&e, "remainder", res, a, b, &x, &y))
@@ -79,7 +79,7 @@ int mlx_remainder(mlx_array *res, const mlx_array a, const mlx_array b, const ml
 
 int mlx_divmod(mlx_vector_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     mc_gb e;
     mc_array *x, *y;
     if (mc_ew_args2(&e, "divmod", res, a, b, &x, &y))
@@ -100,26 +100,26 @@ int mlx_divmod(mlx_vector_array *res, const mlx_array a, const mlx_array b, cons
 
 int mlx_power(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     /* integer ** integer stays integer (negative exponents give 0) */
     return promoted_op(res, a, b, MC_B_POWER, false, "power");
 }
 
 int mlx_maximum(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return promoted_op(res, a, b, MC_B_MAXIMUM, false, "maximum");
 }
 
 int mlx_minimum(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return promoted_op(res, a, b, MC_B_MINIMUM, false, "minimum");
 }
 
 int mlx_arctan2(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     mc_gb e;
     mc_array *x, *y;
     if (mc_ew_args2(&e, "arctan2", res, a, b, &x, &y))
@@ -131,6 +131,6 @@ int mlx_arctan2(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_
 
 int mlx_logaddexp(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return promoted_op(res, a, b, MC_B_LOGADDEXP, true, "logaddexp");
 }

@@ -163,14 +163,14 @@ static int conv_nd(mlx_array *res, mlx_array input, mlx_array weight, int nsp, c
 int mlx_conv1d(mlx_array *res, const mlx_array input, const mlx_array weight, int stride, int padding,
                int dilation, int groups, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return conv_nd(res, input, weight, 1, &stride, &padding, &dilation, groups, "conv1d");
 }
 
 int mlx_conv2d(mlx_array *res, const mlx_array input, const mlx_array weight, int stride_0, int stride_1,
                int padding_0, int padding_1, int dilation_0, int dilation_1, int groups, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     int st[2] = {stride_0, stride_1}, pd[2] = {padding_0, padding_1}, dl[2] = {dilation_0, dilation_1};
     return conv_nd(res, input, weight, 2, st, pd, dl, groups, "conv2d");
 }
@@ -179,7 +179,7 @@ int mlx_conv3d(mlx_array *res, const mlx_array input, const mlx_array weight, in
                int stride_2, int padding_0, int padding_1, int padding_2, int dilation_0, int dilation_1,
                int dilation_2, int groups, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     int st[3] = {stride_0, stride_1, stride_2}, pd[3] = {padding_0, padding_1, padding_2};
     int dl[3] = {dilation_0, dilation_1, dilation_2};
     return conv_nd(res, input, weight, 3, st, pd, dl, groups, "conv3d");
@@ -191,7 +191,7 @@ int mlx_conv_general(mlx_array *res, const mlx_array input, const mlx_array weig
                      const int *input_dilation, size_t input_dilation_num, int groups, bool flip,
                      const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "conv_general";
     mc_array *x, *w;
     if (conv_args(res, input, weight, &x, &w, fn))
@@ -232,7 +232,7 @@ static int conv_transpose_nd(mlx_array *res, mlx_array input, mlx_array weight, 
 int mlx_conv_transpose1d(mlx_array *res, const mlx_array input, const mlx_array weight, int stride, int padding,
                          int dilation, int output_padding, int groups, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return conv_transpose_nd(res, input, weight, 1, &stride, &padding, &dilation, &output_padding, groups,
                              "conv_transpose1d");
 }
@@ -241,7 +241,7 @@ int mlx_conv_transpose2d(mlx_array *res, const mlx_array input, const mlx_array 
                          int padding_0, int padding_1, int dilation_0, int dilation_1, int output_padding_0,
                          int output_padding_1, int groups, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     int st[2] = {stride_0, stride_1}, pd[2] = {padding_0, padding_1}, dl[2] = {dilation_0, dilation_1};
     int op[2] = {output_padding_0, output_padding_1};
     return conv_transpose_nd(res, input, weight, 2, st, pd, dl, op, groups, "conv_transpose2d");
@@ -252,7 +252,7 @@ int mlx_conv_transpose3d(mlx_array *res, const mlx_array input, const mlx_array 
                          int dilation_2, int output_padding_0, int output_padding_1, int output_padding_2,
                          int groups, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     int st[3] = {stride_0, stride_1, stride_2}, pd[3] = {padding_0, padding_1, padding_2};
     int dl[3] = {dilation_0, dilation_1, dilation_2};
     int op[3] = {output_padding_0, output_padding_1, output_padding_2};

@@ -43,20 +43,20 @@ static int mc_full_scalar(mlx_array *res, const int *shape, size_t num, double v
 
 int mlx_zeros(mlx_array *res, const int *shape, size_t shape_num, mlx_dtype dtype, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return mc_full_scalar(res, shape, shape_num, 0.0, dtype, "zeros");
 }
 
 int mlx_ones(mlx_array *res, const int *shape, size_t shape_num, mlx_dtype dtype, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return mc_full_scalar(res, shape, shape_num, 1.0, dtype, "ones");
 }
 
 int mlx_full(mlx_array *res, const int *shape, size_t shape_num, const mlx_array vals, mlx_dtype dtype,
              const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "full";
     if (mc_op_check_res(res, fn) || mc_op_check_shape(shape, shape_num, fn) || mc_op_check_dtype(dtype, fn))
         return 1;
@@ -82,7 +82,7 @@ static int mc_full_like(mlx_array *res, mlx_array a, mc_array *v, mlx_dtype dtyp
 
 int mlx_zeros_like(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "zeros_like";
     if (mc_op_check_res(res, fn) || !mc_op_arg(a, fn, "a"))
         return 1;
@@ -97,7 +97,7 @@ int mlx_zeros_like(mlx_array *res, const mlx_array a, const mlx_stream s)
 
 int mlx_ones_like(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "ones_like";
     if (mc_op_check_res(res, fn) || !mc_op_arg(a, fn, "a"))
         return 1;
@@ -112,7 +112,7 @@ int mlx_ones_like(mlx_array *res, const mlx_array a, const mlx_stream s)
 
 int mlx_full_like(mlx_array *res, const mlx_array a, const mlx_array vals, mlx_dtype dtype, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "full_like";
     if (mc_op_check_res(res, fn) || mc_op_check_dtype(dtype, fn))
         return 1;
@@ -156,7 +156,7 @@ static mc_array *mc_arange(double start, double stop, double step, mlx_dtype dty
 
 int mlx_arange(mlx_array *res, double start, double stop, double step, mlx_dtype dtype, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "arange";
     if (mc_op_check_res(res, fn) || mc_op_check_dtype(dtype, fn))
         return 1;
@@ -165,7 +165,7 @@ int mlx_arange(mlx_array *res, double start, double stop, double step, mlx_dtype
 
 int mlx_linspace(mlx_array *res, double start, double stop, int num, mlx_dtype dtype, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "linspace";
     if (mc_op_check_res(res, fn) || mc_op_check_dtype(dtype, fn))
         return 1;
@@ -202,36 +202,43 @@ int mlx_linspace(mlx_array *res, double start, double stop, int num, mlx_dtype d
     return rc;
 }
 
-int mlx_eye(mlx_array *res, int n, int m, int k, mlx_dtype dtype, const mlx_stream s)
+/* MLX's eye: row i has its one at column i + k. A column of row indices
+ * (shifted by k) is compared with a row of column indices, and the
+ * comparison (already dense) converted to dtype. Built from nodes named
+ * after fn, so a failure names the function the user called. */
+static int eye(mlx_array *res, int n, int m, int k, mlx_dtype dtype, const char *fn)
 {
-    static const char fn[] = "eye";
     if (mc_op_check_res(res, fn) || mc_op_check_dtype(dtype, fn))
         return 1;
     if (n < 0 || m < 0)
         return mc_error("[%s] N and M must be positive integers (got N=%d, M=%d).", fn, n, m);
-    /* row i has its one at column i + k: compare a column of row indices
-     * (shifted by k) with a row of column indices */
-    mlx_array r = {mc_arange(k, (double)n + k, 1, MLX_INT32, fn)};
-    mlx_array c = {r.ctx ? mc_arange(0, m, 1, MLX_INT32, fn) : NULL};
-    mlx_array eq = mlx_array_new();
-    int rc = !r.ctx || !c.ctx;
     int rs[2] = {n, 1}, cs[2] = {1, m};
-    rc = rc || mlx_reshape(&r, r, rs, 2, s) || mlx_reshape(&c, c, cs, 2, s);
-    if (!rc) {
+    mc_array *r0 = mc_arange(k, (double)n + k, 1, MLX_INT32, fn);
+    mc_array *c0 = r0 ? mc_arange(0, m, 1, MLX_INT32, fn) : NULL;
+    mc_array *in[2] = {r0 ? mc_node_reshape(r0, 2, rs, fn) : NULL, NULL};
+    in[1] = in[0] && c0 ? mc_node_reshape(c0, 2, cs, fn) : NULL;
+    mc_array *eq = NULL, *out = NULL;
+    if (in[1]) {
         mc_binary_params p = {MC_B_EQUAL};
-        mc_array *in[2] = {mc_arr(r), mc_arr(c)};
-        eq.ctx = mc_node_new(fn, MC_PRIM_BINARY, in, 2, &p, sizeof p);
-        rc = !eq.ctx;
+        eq = mc_node_new(fn, MC_PRIM_BINARY, in, 2, &p, sizeof p);
     }
-    /* the comparison's output is already dense, so astype leaves it so */
-    rc = rc || mlx_astype(&eq, eq, dtype, s) || mlx_array_set(res, eq);
-    mlx_array_free(r);
-    mlx_array_free(c);
-    mlx_array_free(eq);
-    return rc;
+    if (eq)
+        out = mc_node_astype(eq, dtype, fn);
+    mc_array *held[5] = {r0, c0, in[0], in[1], eq};
+    for (int i = 0; i < 5; i++)
+        if (held[i])
+            mc_array_release(held[i]);
+    return mc_op_store(res, out, fn);
+}
+
+int mlx_eye(mlx_array *res, int n, int m, int k, mlx_dtype dtype, const mlx_stream s)
+{
+    MC_STREAM_REQUIRED(s);
+    return eye(res, n, m, k, dtype, "eye");
 }
 
 int mlx_identity(mlx_array *res, int n, mlx_dtype dtype, const mlx_stream s)
 {
-    return mlx_eye(res, n, n, 0, dtype, s);
+    MC_STREAM_REQUIRED(s);
+    return eye(res, n, n, 0, dtype, "identity");
 }

@@ -45,21 +45,21 @@ static int all_reduce_op(mlx_array *res, mlx_array x, mlx_distributed_group grou
 int mlx_distributed_all_sum(mlx_array *res, const mlx_array x, const mlx_distributed_group group,
                             const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return all_reduce_op(res, x, group, MC_MPI_SUM, "distributed_all_sum");
 }
 
 int mlx_distributed_all_max(mlx_array *res, const mlx_array x, const mlx_distributed_group group,
                             const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return all_reduce_op(res, x, group, MC_MPI_MAX, "distributed_all_max");
 }
 
 int mlx_distributed_all_min(mlx_array *res, const mlx_array x, const mlx_distributed_group group,
                             const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return all_reduce_op(res, x, group, MC_MPI_MIN, "distributed_all_min");
 }
 
@@ -87,6 +87,7 @@ static int one_input_op(mlx_array *res, mlx_array x, mlx_distributed_group group
 int mlx_distributed_all_gather(mlx_array *res, const mlx_array x, const mlx_distributed_group group,
                                const mlx_stream S)
 {
+    MC_STREAM_REQUIRED(S);
     (void)S;
     return one_input_op(res, x, group, MC_PRIM_ALL_GATHER, "distributed_all_gather");
 }
@@ -94,14 +95,14 @@ int mlx_distributed_all_gather(mlx_array *res, const mlx_array x, const mlx_dist
 int mlx_distributed_sum_scatter(mlx_array *res, const mlx_array x, const mlx_distributed_group group,
                                 const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return one_input_op(res, x, group, MC_PRIM_REDUCE_SCATTER, "distributed_sum_scatter");
 }
 
 int mlx_distributed_send(mlx_array *res, const mlx_array x, int dst, const mlx_distributed_group group,
                          const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     const char *fn = "distributed_send";
     mc_array *a;
     mc_group *g = op_begin(res, x, group, &a, fn);
@@ -144,14 +145,14 @@ static int recv_op(mlx_array *res, const int *shape, size_t ndim, mlx_dtype dtyp
 int mlx_distributed_recv(mlx_array *res, const int *shape, size_t shape_num, mlx_dtype dtype, int src,
                          const mlx_distributed_group group, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return recv_op(res, shape, shape_num, dtype, src, group, "distributed_recv");
 }
 
 int mlx_distributed_recv_like(mlx_array *res, const mlx_array x, int src, const mlx_distributed_group group,
                               const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     const char *fn = "distributed_recv_like";
     mc_array *a = mc_op_arg(x, fn, "x");
     if (!a)

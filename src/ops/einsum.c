@@ -748,6 +748,7 @@ done:
 
 int mlx_einsum(mlx_array *res, const char *subscripts, const mlx_vector_array operands, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "einsum";
     if (mc_op_check_res(res, fn))
         return 1;

@@ -33,6 +33,7 @@ static mc_array *affine_input(mc_gb *s, mc_array *a, mlx_dtype t, double fill)
 
 int mlx_fast_rms_norm(mlx_array *res, const mlx_array x, const mlx_array weight, float eps, const mlx_stream st)
 {
+    MC_STREAM_REQUIRED(st);
     static const char fn[] = "rms_norm";
     (void)st;
     mc_gb s;
@@ -56,6 +57,7 @@ int mlx_fast_rms_norm(mlx_array *res, const mlx_array x, const mlx_array weight,
 int mlx_fast_layer_norm(mlx_array *res, const mlx_array x, const mlx_array weight, const mlx_array bias, float eps,
                         const mlx_stream st)
 {
+    MC_STREAM_REQUIRED(st);
     static const char fn[] = "layer_norm";
     (void)st;
     mc_gb s;
@@ -138,6 +140,7 @@ static int rope_op(mlx_array *res, mlx_array x, int dims, bool traditional, mlx_
 int mlx_fast_rope(mlx_array *res, const mlx_array x, int dims, bool traditional, mlx_optional_float base,
                   float scale, int offset, const mlx_array freqs, const mlx_stream st)
 {
+    MC_STREAM_REQUIRED(st);
     (void)st;
     int32_t off = offset;
     mc_array *o = mc_array_scalar("rope", MLX_INT32, &off);
@@ -151,6 +154,7 @@ int mlx_fast_rope(mlx_array *res, const mlx_array x, int dims, bool traditional,
 int mlx_fast_rope_dynamic(mlx_array *res, const mlx_array x, int dims, bool traditional, mlx_optional_float base,
                           float scale, const mlx_array offset, const mlx_array freqs, const mlx_stream st)
 {
+    MC_STREAM_REQUIRED(st);
     (void)st;
     mc_array *o = mc_op_arg(offset, "rope", "offset");
     if (!o)
@@ -199,6 +203,7 @@ int mlx_fast_scaled_dot_product_attention(mlx_array *res, const mlx_array querie
                                           const mlx_array values, float scale, const char *mask_mode,
                                           const mlx_array mask_arr, const mlx_array sinks, const mlx_stream st)
 {
+    MC_STREAM_REQUIRED(st);
     static const char fn[] = "scaled_dot_product_attention";
     (void)st;
     char buf[96];

@@ -148,81 +148,81 @@ static int fft_op(mlx_array *res, mlx_array a, const int *n, size_t n_num, const
 
 int mlx_fft_fft(mlx_array *res, const mlx_array a, int n, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return fft_op(res, a, &n, 1, &axis, 1, false, false);
 }
 
 int mlx_fft_ifft(mlx_array *res, const mlx_array a, int n, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return fft_op(res, a, &n, 1, &axis, 1, false, true);
 }
 
 int mlx_fft_rfft(mlx_array *res, const mlx_array a, int n, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return fft_op(res, a, &n, 1, &axis, 1, true, false);
 }
 
 int mlx_fft_irfft(mlx_array *res, const mlx_array a, int n, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return fft_op(res, a, &n, 1, &axis, 1, true, true);
 }
 
 int mlx_fft_fft2(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
                  const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return fft_op(res, a, n, n_num, axes, axes_num, false, false);
 }
 
 int mlx_fft_fftn(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
                  const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return fft_op(res, a, n, n_num, axes, axes_num, false, false);
 }
 
 int mlx_fft_ifft2(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
                   const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return fft_op(res, a, n, n_num, axes, axes_num, false, true);
 }
 
 int mlx_fft_ifftn(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
                   const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return fft_op(res, a, n, n_num, axes, axes_num, false, true);
 }
 
 int mlx_fft_rfft2(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
                   const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return fft_op(res, a, n, n_num, axes, axes_num, true, false);
 }
 
 int mlx_fft_rfftn(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
                   const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return fft_op(res, a, n, n_num, axes, axes_num, true, false);
 }
 
 int mlx_fft_irfft2(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
                    const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return fft_op(res, a, n, n_num, axes, axes_num, true, true);
 }
 
 int mlx_fft_irfftn(mlx_array *res, const mlx_array a, const int *n, size_t n_num, const int *axes, size_t axes_num,
                    const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return fft_op(res, a, n, n_num, axes, axes_num, true, true);
 }
 
@@ -261,10 +261,12 @@ static int shift_op(mlx_array *res, mlx_array a, const int *axes, size_t num, bo
 
 int mlx_fft_fftshift(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     return shift_op(res, a, axes, axes_num, false, s);
 }
 
 int mlx_fft_ifftshift(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     return shift_op(res, a, axes, axes_num, true, s);
 }

@@ -25,7 +25,7 @@ static int convert(mlx_array *res, mc_array *x, bool to, mlx_dtype out, const ch
 
 int mlx_to_fp8(mlx_array *res, const mlx_array x, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "to_fp8";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -40,7 +40,7 @@ int mlx_to_fp8(mlx_array *res, const mlx_array x, const mlx_stream s)
 
 int mlx_from_fp8(mlx_array *res, const mlx_array x, mlx_dtype dtype, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "from_fp8";
     if (mc_op_check_res(res, fn) || mc_op_check_dtype(dtype, fn))
         return 1;

@@ -31,6 +31,7 @@ static int decompose(int len, int *n, int *m, const char *fn)
 
 int mlx_hadamard_transform(mlx_array *res, const mlx_array a, mlx_optional_float scale, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "hadamard_transform";
     if (mc_op_check_res(res, fn))
         return 1;

@@ -62,7 +62,7 @@ done:
 
 int mlx_tri(mlx_array *res, int n, int m, int k, mlx_dtype type, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "tri";
     if (mc_op_check_res(res, fn) || mc_op_check_dtype(type, fn))
         return 1;
@@ -95,13 +95,13 @@ static int triangle(mlx_array *res, mlx_array xh, int k, bool lower, const char 
 
 int mlx_tril(mlx_array *res, const mlx_array x, int k, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return triangle(res, x, k, true, "tril");
 }
 
 int mlx_triu(mlx_array *res, const mlx_array x, int k, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return triangle(res, x, k, false, "triu");
 }
 
@@ -136,7 +136,7 @@ static mc_array *diagonal(mc_array *x, int offset, int axis1, int axis2, const c
 
 int mlx_diagonal(mlx_array *res, const mlx_array a, int offset, int axis1, int axis2, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "diagonal";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -181,7 +181,7 @@ static mc_array *diag_matrix(mc_array *v, int k, const char *fn)
 
 int mlx_diag(mlx_array *res, const mlx_array a, int k, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "diag";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -198,6 +198,7 @@ int mlx_diag(mlx_array *res, const mlx_array a, int k, const mlx_stream s)
 int mlx_trace(mlx_array *res, const mlx_array a, int offset, int axis1, int axis2, mlx_dtype dtype,
               const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "trace";
     if (mc_op_check_res(res, fn) || mc_op_check_dtype(dtype, fn))
         return 1;

@@ -173,7 +173,7 @@ static int vec_items(mlx_vector_array v, mc_array **out, const char *fn)
 int mlx_gather(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const int *axes, size_t axes_num,
                const int *slice_sizes, size_t slice_sizes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "gather";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -187,7 +187,7 @@ int mlx_gather(mlx_array *res, const mlx_array a, const mlx_vector_array indices
 int mlx_gather_single(mlx_array *res, const mlx_array a, const mlx_array indices, int axis, const int *slice_sizes,
                       size_t slice_sizes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "gather";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -227,70 +227,70 @@ static int scatter_single_op(mlx_array *res, mlx_array a, mlx_array indices, mlx
 int mlx_scatter(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates,
                 const int *axes, size_t axes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_op(res, a, indices, updates, axes, axes_num, MC_SCATTER_NONE, "scatter");
 }
 
 int mlx_scatter_single(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_array updates,
                        int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_single_op(res, a, indices, updates, axis, MC_SCATTER_NONE, "scatter");
 }
 
 int mlx_scatter_add(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates,
                     const int *axes, size_t axes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_op(res, a, indices, updates, axes, axes_num, MC_SCATTER_SUM, "scatter_add");
 }
 
 int mlx_scatter_add_single(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_array updates,
                            int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_single_op(res, a, indices, updates, axis, MC_SCATTER_SUM, "scatter_add");
 }
 
 int mlx_scatter_prod(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates,
                      const int *axes, size_t axes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_op(res, a, indices, updates, axes, axes_num, MC_SCATTER_PROD, "scatter_prod");
 }
 
 int mlx_scatter_prod_single(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_array updates,
                             int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_single_op(res, a, indices, updates, axis, MC_SCATTER_PROD, "scatter_prod");
 }
 
 int mlx_scatter_max(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates,
                     const int *axes, size_t axes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_op(res, a, indices, updates, axes, axes_num, MC_SCATTER_MAX, "scatter_max");
 }
 
 int mlx_scatter_max_single(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_array updates,
                            int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_single_op(res, a, indices, updates, axis, MC_SCATTER_MAX, "scatter_max");
 }
 
 int mlx_scatter_min(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates,
                     const int *axes, size_t axes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_op(res, a, indices, updates, axes, axes_num, MC_SCATTER_MIN, "scatter_min");
 }
 
 int mlx_scatter_min_single(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_array updates,
                            int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_single_op(res, a, indices, updates, axis, MC_SCATTER_MIN, "scatter_min");
 }
 
@@ -336,7 +336,7 @@ static int dyn_inputs(mc_gb *s, const mc_array *a, mc_array *start, const int *a
 int mlx_slice_dynamic(mlx_array *res, const mlx_array a, const mlx_array start, const int *axes, size_t axes_num,
                       const int *slice_size, size_t slice_size_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "slice_dynamic";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -368,7 +368,7 @@ int mlx_slice_dynamic(mlx_array *res, const mlx_array a, const mlx_array start, 
 int mlx_slice_update_dynamic(mlx_array *res, const mlx_array src, const mlx_array update, const mlx_array start,
                              const int *axes, size_t axes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "slice_update_dynamic";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -412,7 +412,7 @@ int mlx_slice_update_dynamic(mlx_array *res, const mlx_array src, const mlx_arra
 int mlx_masked_scatter(mlx_array *res, const mlx_array a, const mlx_array mask, const mlx_array src,
                        const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "masked_scatter";
     if (mc_op_check_res(res, fn))
         return 1;

@@ -86,13 +86,13 @@ static int scatter_axis_op(mlx_array *res, mlx_array a, mlx_array indices, mlx_a
 int mlx_put_along_axis(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_array values,
                        int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_axis_op(res, a, indices, values, axis, MC_SCATTER_NONE, "put_along_axis");
 }
 
 int mlx_scatter_add_axis(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_array values,
                          int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scatter_axis_op(res, a, indices, values, axis, MC_SCATTER_SUM, "scatter_add_axis");
 }

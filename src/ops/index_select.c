@@ -24,7 +24,7 @@ done:
 
 int mlx_where(mlx_array *res, const mlx_array condition, const mlx_array x, const mlx_array y, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "where";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -44,7 +44,7 @@ int mlx_where(mlx_array *res, const mlx_array condition, const mlx_array x, cons
 
 int mlx_clip(mlx_array *res, const mlx_array a, const mlx_array a_min, const mlx_array a_max, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "clip";
     if (mc_op_check_res(res, fn) || !mc_op_arg(a, fn, "a"))
         return 1;
@@ -66,7 +66,7 @@ fail:
 int mlx_number_of_elements(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool inverted,
                            mlx_dtype dtype, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "number_of_elements";
     if (mc_op_check_res(res, fn) || mc_op_check_dtype(dtype, fn))
         return 1;

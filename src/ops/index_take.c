@@ -45,7 +45,7 @@ static mc_array *take_axis(mc_array *a, mc_array *idx, int axis, const char *fn)
 
 int mlx_take_axis(mlx_array *res, const mlx_array a, const mlx_array indices, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "take";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -58,7 +58,7 @@ int mlx_take_axis(mlx_array *res, const mlx_array a, const mlx_array indices, in
 
 int mlx_take(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "take";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -74,7 +74,7 @@ int mlx_take(mlx_array *res, const mlx_array a, const mlx_array indices, const m
 
 int mlx_take_along_axis(mlx_array *res, const mlx_array a, const mlx_array indices, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "take_along_axis";
     if (mc_op_check_res(res, fn))
         return 1;

@@ -75,7 +75,7 @@ static int two_args(mlx_array *res, mlx_array a, mlx_array b, mc_array **x, mc_a
 
 int mlx_matmul(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "matmul";
     mc_array *x, *y;
     if (two_args(res, a, b, &x, &y, fn))
@@ -112,7 +112,7 @@ done:
 int mlx_addmm(mlx_array *res, const mlx_array c, const mlx_array a, const mlx_array b, float alpha, float beta,
               const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "addmm";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -234,7 +234,7 @@ done:
 int mlx_tensordot(mlx_array *res, const mlx_array a, const mlx_array b, const int *axes_a, size_t axes_a_num,
                   const int *axes_b, size_t axes_b_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "tensordot";
     mc_array *x, *y;
     if (two_args(res, a, b, &x, &y, fn))
@@ -251,7 +251,7 @@ int mlx_tensordot(mlx_array *res, const mlx_array a, const mlx_array b, const in
 
 int mlx_tensordot_axis(mlx_array *res, const mlx_array a, const mlx_array b, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "tensordot";
     mc_array *x, *y;
     if (two_args(res, a, b, &x, &y, fn))
@@ -270,7 +270,7 @@ int mlx_tensordot_axis(mlx_array *res, const mlx_array a, const mlx_array b, int
 
 int mlx_inner(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "inner";
     mc_array *x, *y;
     if (two_args(res, a, b, &x, &y, fn))
@@ -285,7 +285,7 @@ int mlx_inner(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_st
 
 int mlx_outer(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "outer";
     mc_array *x, *y;
     if (two_args(res, a, b, &x, &y, fn))
@@ -305,7 +305,7 @@ int mlx_outer(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_st
 
 int mlx_kron(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "kron";
     mc_array *x, *y;
     if (two_args(res, a, b, &x, &y, fn))

@@ -82,16 +82,19 @@ static int inv_impl(mlx_array *res, mlx_array a, bool tri, bool upper, mlx_strea
 
 int mlx_linalg_inv(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     return inv_impl(res, a, false, true, s);
 }
 
 int mlx_linalg_tri_inv(mlx_array *res, const mlx_array a, bool upper, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     return inv_impl(res, a, true, upper, s);
 }
 
 int mlx_linalg_cholesky(mlx_array *res, const mlx_array a, bool upper, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "linalg::cholesky";
     mc_array *x = mc_op_arg(a, fn, "a");
     if (mc_op_check_res(res, fn) || !x || mc_la_check_float(x, false, fn) || mc_la_check_ndim(x, fn))
@@ -106,6 +109,7 @@ int mlx_linalg_cholesky(mlx_array *res, const mlx_array a, bool upper, const mlx
 
 int mlx_linalg_qr(mlx_array *res_0, mlx_array *res_1, const mlx_array a, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "linalg::qr";
     mc_array *x = mc_op_arg(a, fn, "a");
     if (mc_op_check_res(res_0, fn) || mc_op_check_res(res_1, fn) || !x || mc_la_check_float(x, false, fn) ||
@@ -122,6 +126,7 @@ int mlx_linalg_qr(mlx_array *res_0, mlx_array *res_1, const mlx_array a, const m
 
 int mlx_linalg_svd(mlx_vector_array *res, const mlx_array a, bool compute_uv, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "linalg::svd";
     mc_array *x = mc_op_arg(a, fn, "a");
     if (mc_op_check_res(res, fn) || !x || mc_la_check_float(x, true, fn))
@@ -188,21 +193,25 @@ static int eig_impl(mlx_array *res_0, mlx_array *res_1, mlx_array a, int prim, c
 
 int mlx_linalg_eig(mlx_array *res_0, mlx_array *res_1, const mlx_array a, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     return eig_impl(res_0, res_1, a, MC_PRIM_EIG, NULL, "linalg::eig", s);
 }
 
 int mlx_linalg_eigvals(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     return eig_impl(res, NULL, a, MC_PRIM_EIG, NULL, "linalg::eigvals", s);
 }
 
 int mlx_linalg_eigh(mlx_array *res_0, mlx_array *res_1, const mlx_array a, const char *UPLO, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     return eig_impl(res_0, res_1, a, MC_PRIM_EIGH, UPLO, "linalg::eigh", s);
 }
 
 int mlx_linalg_eigvalsh(mlx_array *res, const mlx_array a, const char *UPLO, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     return eig_impl(res, NULL, a, MC_PRIM_EIGH, UPLO, "linalg::eigvalsh", s);
 }
 
@@ -233,6 +242,7 @@ static int validate_lu(mlx_array a, const char *fn)
 
 int mlx_linalg_lu_factor(mlx_array *res_0, mlx_array *res_1, const mlx_array a, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "linalg::lu_factor";
     if (mc_op_check_res(res_0, fn) || mc_op_check_res(res_1, fn) || validate_lu(a, fn))
         return 1;
@@ -244,6 +254,7 @@ int mlx_linalg_lu_factor(mlx_array *res_0, mlx_array *res_1, const mlx_array a, 
 
 int mlx_linalg_lu(mlx_vector_array *res, const mlx_array a, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "linalg::lu";
     if (mc_op_check_res(res, fn) || validate_lu(a, fn))
         return 1;

@@ -115,6 +115,7 @@ static int norm_axes(const mc_array *x, const int *axis, size_t axis_num, int *a
 int mlx_linalg_norm(mlx_array *res, const mlx_array a, double ord, const int *axis, size_t axis_num, bool keepdims,
                     const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     mc_array *x = mc_op_arg(a, norm_fn, "a");
     if (mc_op_check_res(res, norm_fn) || !x)
         return 1;
@@ -129,6 +130,7 @@ int mlx_linalg_norm(mlx_array *res, const mlx_array a, double ord, const int *ax
 int mlx_linalg_norm_matrix(mlx_array *res, const mlx_array a, const char *ord, const int *axis, size_t axis_num,
                            bool keepdims, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     mc_array *x = mc_op_arg(a, norm_fn, "a");
     if (mc_op_check_res(res, norm_fn) || !x)
         return 1;
@@ -147,6 +149,7 @@ int mlx_linalg_norm_matrix(mlx_array *res, const mlx_array a, const char *ord, c
 int mlx_linalg_norm_l2(mlx_array *res, const mlx_array a, const int *axis, size_t axis_num, bool keepdims,
                        const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     mc_array *x = mc_op_arg(a, norm_fn, "a");
     if (mc_op_check_res(res, norm_fn) || !x)
         return 1;
@@ -190,6 +193,7 @@ static int prod_term(mlx_array *res, mlx_array x1, mlx_array y1, const mlx_array
 
 int mlx_linalg_cross(mlx_array *res, const mlx_array a, const mlx_array b, int axis, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "linalg::cross";
     mc_array *x = mc_op_arg(a, fn, "a"), *y = x ? mc_op_arg(b, fn, "b") : NULL;
     if (mc_op_check_res(res, fn) || !y || cross_check(x, axis, fn) || cross_check(y, axis, fn))

@@ -43,6 +43,7 @@ static int validate_solve(mlx_array a, mlx_array b, const char *fn)
 int mlx_linalg_solve_triangular(mlx_array *res, const mlx_array a, const mlx_array b, bool upper,
                                 const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "linalg::solve_triangular";
     if (mc_op_check_res(res, fn) || validate_solve(a, b, fn))
         return 1;
@@ -58,6 +59,7 @@ int mlx_linalg_solve_triangular(mlx_array *res, const mlx_array a, const mlx_arr
  * shapes; its take_along_axis refuses a b of another rank. */
 int mlx_linalg_solve(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "linalg::solve";
     if (mc_op_check_res(res, fn) || validate_solve(a, b, fn))
         return 1;
@@ -95,6 +97,7 @@ int mlx_linalg_solve(mlx_array *res, const mlx_array a, const mlx_array b, const
 
 int mlx_linalg_cholesky_inv(mlx_array *res, const mlx_array a, bool upper, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "linalg::cholesky_inv";
     mc_array *x = mc_op_arg(a, fn, "a");
     if (mc_op_check_res(res, fn) || !x || mc_la_check_float(x, false, fn) || mc_la_check_ndim(x, fn))
@@ -110,6 +113,7 @@ int mlx_linalg_cholesky_inv(mlx_array *res, const mlx_array a, bool upper, const
 
 int mlx_linalg_pinv(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "linalg::pinv";
     mc_array *x = mc_op_arg(a, fn, "a");
     if (mc_op_check_res(res, fn) || !x || mc_la_check_float(x, false, fn))

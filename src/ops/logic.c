@@ -10,7 +10,7 @@
 
 int mlx_logical_not(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     mc_gb e;
     mc_array *x;
     if (mc_ew_args1(&e, "logical_not", res, a, &x))
@@ -30,37 +30,37 @@ static int float_class(mlx_array *res, mlx_array a, mc_unary_op op, const char *
 
 int mlx_isnan(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return float_class(res, a, MC_U_ISNAN, "isnan");
 }
 
 int mlx_isinf(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return float_class(res, a, MC_U_ISINF, "isinf");
 }
 
 int mlx_isfinite(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return float_class(res, a, MC_U_ISFINITE, "isfinite");
 }
 
 int mlx_isposinf(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return float_class(res, a, MC_U_ISPOSINF, "isposinf");
 }
 
 int mlx_isneginf(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return float_class(res, a, MC_U_ISNEGINF, "isneginf");
 }
 
 int mlx_bitwise_invert(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     mc_gb e;
     mc_array *x;
     if (mc_ew_args1(&e, "bitwise_invert", res, a, &x))
@@ -85,37 +85,37 @@ static int compare(mlx_array *res, mlx_array a, mlx_array b, mc_binary_op op, co
 
 int mlx_equal(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return compare(res, a, b, MC_B_EQUAL, "equal");
 }
 
 int mlx_not_equal(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return compare(res, a, b, MC_B_NOT_EQUAL, "not_equal");
 }
 
 int mlx_less(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return compare(res, a, b, MC_B_LESS, "less");
 }
 
 int mlx_less_equal(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return compare(res, a, b, MC_B_LESS_EQUAL, "less_equal");
 }
 
 int mlx_greater(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return compare(res, a, b, MC_B_GREATER, "greater");
 }
 
 int mlx_greater_equal(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return compare(res, a, b, MC_B_GREATER_EQUAL, "greater_equal");
 }
 
@@ -130,13 +130,13 @@ static int logical(mlx_array *res, mlx_array a, mlx_array b, mc_binary_op op, co
 
 int mlx_logical_and(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return logical(res, a, b, MC_B_LOGICAL_AND, "logical_and");
 }
 
 int mlx_logical_or(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return logical(res, a, b, MC_B_LOGICAL_OR, "logical_or");
 }
 
@@ -164,30 +164,30 @@ static int bitwise(mlx_array *res, mlx_array a, mlx_array b, mc_binary_op op, co
 
 int mlx_bitwise_and(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return bitwise(res, a, b, MC_B_BITWISE_AND, "bitwise_and");
 }
 
 int mlx_bitwise_or(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return bitwise(res, a, b, MC_B_BITWISE_OR, "bitwise_or");
 }
 
 int mlx_bitwise_xor(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return bitwise(res, a, b, MC_B_BITWISE_XOR, "bitwise_xor");
 }
 
 int mlx_left_shift(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return bitwise(res, a, b, MC_B_LEFT_SHIFT, "left_shift");
 }
 
 int mlx_right_shift(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return bitwise(res, a, b, MC_B_RIGHT_SHIFT, "right_shift");
 }

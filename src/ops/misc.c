@@ -28,7 +28,7 @@ static bool finite_max(mlx_dtype t, float *out)
 int mlx_nan_to_num(mlx_array *res, const mlx_array a, float nan, mlx_optional_float posinf,
                    mlx_optional_float neginf, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     mc_gb e;
     mc_array *x;
     if (mc_ew_args1(&e, "nan_to_num", res, a, &x))
@@ -80,7 +80,7 @@ static mc_array *isclose_node(mc_gb *e, mc_array *a, mc_array *b, double rtol, d
 int mlx_isclose(mlx_array *res, const mlx_array a, const mlx_array b, double rtol, double atol, bool equal_nan,
                 const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     mc_gb e;
     mc_array *x, *y;
     if (mc_ew_args2(&e, "isclose", res, a, b, &x, &y))
@@ -105,6 +105,7 @@ static int store_all(mc_gb *e, mlx_array *res, mc_array *r, mlx_stream s)
 int mlx_allclose(mlx_array *res, const mlx_array a, const mlx_array b, double rtol, double atol, bool equal_nan,
                  const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     mc_gb e;
     mc_array *x, *y;
     if (mc_ew_args2(&e, "allclose", res, a, b, &x, &y))
@@ -114,6 +115,7 @@ int mlx_allclose(mlx_array *res, const mlx_array a, const mlx_array b, double rt
 
 int mlx_array_equal(mlx_array *res, const mlx_array a, const mlx_array b, bool equal_nan, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     mc_gb e;
     mc_array *x, *y;
     if (mc_ew_args2(&e, "array_equal", res, a, b, &x, &y))

@@ -6,6 +6,7 @@
 
 #include "graph/build.h"
 #include "graph/primitive.h"
+#include "handles/stream.h"
 #include "simd/simd.h"
 #include "mlx/c/mlx.h"
 

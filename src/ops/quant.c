@@ -140,7 +140,7 @@ static int check_affine_params(int gs, int bits, const char *fn)
 int mlx_quantize(mlx_vector_array *res, const mlx_array w, mlx_optional_int group_size, mlx_optional_int bits,
                  const char *mode, const mlx_array global_scale, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "quantize";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -245,7 +245,7 @@ int mlx_dequantize(mlx_array *res, const mlx_array w, const mlx_array scales, co
                    mlx_optional_int group_size, mlx_optional_int bits, const char *mode,
                    const mlx_array global_scale, mlx_optional_dtype dtype, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "dequantize";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -402,7 +402,7 @@ int mlx_quantized_matmul(mlx_array *res, const mlx_array x, const mlx_array w, c
                          const mlx_array biases, bool transpose, mlx_optional_int group_size,
                          mlx_optional_int bits, const char *mode, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "quantized_matmul";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -467,6 +467,7 @@ int mlx_gather_qmm(mlx_array *res, const mlx_array x, const mlx_array w, const m
                    bool transpose, mlx_optional_int group_size, mlx_optional_int bits, const char *mode,
                    bool sorted_indices, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     (void)sorted_indices;
     static const char fn[] = "gather_qmm";
     if (!lhs_indices.ctx && !rhs_indices.ctx)

@@ -109,6 +109,7 @@ static int uniform_impl(mlx_array *res, mlx_array low, mlx_array high, const int
 int mlx_random_uniform(mlx_array *res, const mlx_array low, const mlx_array high, const int *shape,
                        size_t shape_num, mlx_dtype dtype, const mlx_array key, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "uniform";
     if (dist_begin(res, shape, shape_num, dtype, fn))
         return 1;
@@ -182,12 +183,14 @@ int mlx_random_normal_broadcast(mlx_array *res, const int *shape, size_t shape_n
                                 const mlx_array loc, const mlx_array scale, const mlx_array key,
                                 const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     return normal_impl(res, shape, shape_num, dtype, loc, scale, key, "normal", s);
 }
 
 int mlx_random_normal(mlx_array *res, const int *shape, size_t shape_num, mlx_dtype dtype, float loc, float scale,
                       const mlx_array key, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     /* as MLX's float overload: loc 0 and scale 1 are left out */
     mlx_array l = mlx_array_new(), sc = mlx_array_new();
     int rc = (loc != 0 && mlx_array_set_float32(&l, loc)) || (scale != 1 && mlx_array_set_float32(&sc, scale)) ||
@@ -199,7 +202,7 @@ int mlx_random_normal(mlx_array *res, const int *shape, size_t shape_num, mlx_dt
 int mlx_random_gumbel(mlx_array *res, const int *shape, size_t shape_num, mlx_dtype dtype, const mlx_array key,
                       const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "gumbel";
     if (dist_begin(res, shape, shape_num, dtype, fn))
         return 1;
@@ -216,6 +219,7 @@ int mlx_random_gumbel(mlx_array *res, const int *shape, size_t shape_num, mlx_dt
 int mlx_random_laplace(mlx_array *res, const int *shape, size_t shape_num, mlx_dtype dtype, float loc, float scale,
                        const mlx_array key, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "laplace";
     if (dist_begin(res, shape, shape_num, dtype, fn))
         return 1;
@@ -232,6 +236,7 @@ int mlx_random_laplace(mlx_array *res, const int *shape, size_t shape_num, mlx_d
 int mlx_random_truncated_normal(mlx_array *res, const mlx_array lower, const mlx_array upper, const int *shape,
                                 size_t shape_num, mlx_dtype dtype, const mlx_array key, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "truncated_normal";
     if (dist_begin(res, shape, shape_num, dtype, fn) || !mc_op_arg(lower, fn, "lower") ||
         !mc_op_arg(upper, fn, "upper"))

@@ -98,7 +98,7 @@ mc_array *mc_random_bits_node(mc_array *key, int ndim, const int *shape, int wid
 int mlx_random_bits(mlx_array *res, const int *shape, size_t shape_num, int width, const mlx_array key,
                     const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "bits";
     if (mc_op_check_res(res, fn) || mc_op_check_shape(shape, shape_num, fn))
         return 1;
@@ -114,7 +114,7 @@ int mlx_random_bits(mlx_array *res, const int *shape, size_t shape_num, int widt
 
 int mlx_random_split_num(mlx_array *res, const mlx_array key, int num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "split";
     if (mc_op_check_res(res, fn) || !mc_op_arg(key, fn, "key"))
         return 1;
@@ -131,6 +131,7 @@ int mlx_random_split_num(mlx_array *res, const mlx_array key, int num, const mlx
 
 int mlx_random_split(mlx_array *res_0, mlx_array *res_1, const mlx_array key, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "split";
     if (mc_op_check_res(res_0, fn) || mc_op_check_res(res_1, fn))
         return 1;
@@ -151,7 +152,7 @@ int mlx_random_split(mlx_array *res_0, mlx_array *res_1, const mlx_array key, co
 
 int mlx_random_permutation_arange(mlx_array *res, int x, const mlx_array key, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "permutation";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -169,6 +170,7 @@ int mlx_random_permutation_arange(mlx_array *res, int x, const mlx_array key, co
 
 int mlx_random_permutation(mlx_array *res, const mlx_array x, int axis, const mlx_array key, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "permutation";
     mc_array *xa = mc_op_arg(x, fn, "x");
     int ax;

@@ -14,6 +14,7 @@
 int mlx_random_bernoulli(mlx_array *res, const mlx_array p, const int *shape, size_t shape_num,
                          const mlx_array key, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "bernoulli";
     mc_array *pa = mc_op_arg(p, fn, "p");
     if (mc_op_check_res(res, fn) || !pa || mc_op_check_shape(shape, shape_num, fn))
@@ -48,6 +49,7 @@ int mlx_random_bernoulli(mlx_array *res, const mlx_array p, const int *shape, si
 int mlx_random_randint(mlx_array *res, const mlx_array low, const mlx_array high, const int *shape,
                        size_t shape_num, mlx_dtype dtype, const mlx_array key, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "randint";
     if (mc_op_check_res(res, fn) || mc_op_check_dtype(dtype, fn) || !mc_op_arg(low, fn, "low") ||
         !mc_op_arg(high, fn, "high"))
@@ -97,6 +99,7 @@ static int categorical_axis(mlx_array logits, int axis, int *ax, const char *fn)
 int mlx_random_categorical_shape(mlx_array *res, const mlx_array logits, int axis, const int *shape,
                                  size_t shape_num, const mlx_array key, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "categorical";
     int ax;
     if (mc_op_check_res(res, fn) || categorical_axis(logits, axis, &ax, fn) ||
@@ -122,6 +125,7 @@ int mlx_random_categorical_shape(mlx_array *res, const mlx_array logits, int axi
 int mlx_random_categorical_num_samples(mlx_array *res, const mlx_array logits_, int axis, int num_samples,
                                        const mlx_array key, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "categorical";
     int ax;
     if (mc_op_check_res(res, fn) || categorical_axis(logits_, axis, &ax, fn))
@@ -146,6 +150,7 @@ int mlx_random_categorical_num_samples(mlx_array *res, const mlx_array logits_, 
 int mlx_random_categorical(mlx_array *res, const mlx_array logits, int axis, const mlx_array key,
                            const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "categorical";
     int ax;
     if (mc_op_check_res(res, fn) || categorical_axis(logits, axis, &ax, fn))
@@ -161,6 +166,7 @@ int mlx_random_categorical(mlx_array *res, const mlx_array logits, int axis, con
 int mlx_random_multivariate_normal(mlx_array *res, const mlx_array mean, const mlx_array cov, const int *shape,
                                    size_t shape_num, mlx_dtype dtype, const mlx_array key, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "multivariate_normal";
     mc_array *m = mc_op_arg(mean, fn, "mean"), *c = mc_op_arg(cov, fn, "cov");
     if (mc_op_check_res(res, fn) || !m || !c || mc_op_check_shape(shape, shape_num, fn) ||

@@ -157,172 +157,172 @@ static int moment_all(mlx_array *res, mlx_array a, bool keepdims, int kind, int 
 
 int mlx_sum(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_all(res, a, keepdims, MC_RK_SUM, "sum");
 }
 
 int mlx_sum_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_op(res, a, &axis, 1, keepdims, MC_RK_SUM, "sum");
 }
 
 int mlx_sum_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
                  const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_SUM, "sum");
 }
 
 int mlx_prod(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_all(res, a, keepdims, MC_RK_PROD, "prod");
 }
 
 int mlx_prod_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_op(res, a, &axis, 1, keepdims, MC_RK_PROD, "prod");
 }
 
 int mlx_prod_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
                   const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_PROD, "prod");
 }
 
 int mlx_max(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_all(res, a, keepdims, MC_RK_MAX, "max");
 }
 
 int mlx_max_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_op(res, a, &axis, 1, keepdims, MC_RK_MAX, "max");
 }
 
 int mlx_max_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
                  const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_MAX, "max");
 }
 
 int mlx_min(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_all(res, a, keepdims, MC_RK_MIN, "min");
 }
 
 int mlx_min_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_op(res, a, &axis, 1, keepdims, MC_RK_MIN, "min");
 }
 
 int mlx_min_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
                  const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_MIN, "min");
 }
 
 int mlx_all(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_all(res, a, keepdims, MC_RK_ALL, "all");
 }
 
 int mlx_all_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_op(res, a, &axis, 1, keepdims, MC_RK_ALL, "all");
 }
 
 int mlx_all_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
                  const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_ALL, "all");
 }
 
 int mlx_any(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_all(res, a, keepdims, MC_RK_ANY, "any");
 }
 
 int mlx_any_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_op(res, a, &axis, 1, keepdims, MC_RK_ANY, "any");
 }
 
 int mlx_any_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
                  const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return reduce_op(res, a, axes, axes_num, keepdims, MC_RK_ANY, "any");
 }
 
 int mlx_mean(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return moment_all(res, a, keepdims, MC_RK_MEAN, 0, "mean");
 }
 
 int mlx_mean_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return moment_op(res, a, &axis, 1, keepdims, MC_RK_MEAN, 0, "mean");
 }
 
 int mlx_mean_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
                   const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return moment_op(res, a, axes, axes_num, keepdims, MC_RK_MEAN, 0, "mean");
 }
 
 int mlx_var(mlx_array *res, const mlx_array a, bool keepdims, int ddof, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return moment_all(res, a, keepdims, MC_RK_VAR, ddof, "var");
 }
 
 int mlx_var_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, int ddof, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return moment_op(res, a, &axis, 1, keepdims, MC_RK_VAR, ddof, "var");
 }
 
 int mlx_var_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims, int ddof,
                  const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return moment_op(res, a, axes, axes_num, keepdims, MC_RK_VAR, ddof, "var");
 }
 
 int mlx_std(mlx_array *res, const mlx_array a, bool keepdims, int ddof, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return moment_all(res, a, keepdims, MC_RK_STD, ddof, "std");
 }
 
 int mlx_std_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, int ddof, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return moment_op(res, a, &axis, 1, keepdims, MC_RK_STD, ddof, "std");
 }
 
 int mlx_std_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims, int ddof,
                  const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return moment_op(res, a, axes, axes_num, keepdims, MC_RK_STD, ddof, "std");
 }
 
@@ -376,24 +376,24 @@ static int arg_all(mlx_array *res, mlx_array a, bool keepdims, int op, const cha
 
 int mlx_argmax(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return arg_all(res, a, keepdims, 0, "argmax");
 }
 
 int mlx_argmax_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return arg_axis(res, a, axis, keepdims, 0, "argmax");
 }
 
 int mlx_argmin(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return arg_all(res, a, keepdims, 1, "argmin");
 }
 
 int mlx_argmin_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return arg_axis(res, a, axis, keepdims, 1, "argmin");
 }

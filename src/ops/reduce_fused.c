@@ -75,21 +75,21 @@ static int logsumexp_op(mlx_array *res, mlx_array a, const int *axes, size_t n, 
 
 int mlx_logsumexp(mlx_array *res, const mlx_array a, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     int axes[MC_MAX_NDIM];
     return logsumexp_op(res, a, axes, mc_reduce_all_axes(mc_arr(a), axes), keepdims);
 }
 
 int mlx_logsumexp_axis(mlx_array *res, const mlx_array a, int axis, bool keepdims, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return logsumexp_op(res, a, &axis, 1, keepdims);
 }
 
 int mlx_logsumexp_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
                        const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return logsumexp_op(res, a, axes, axes_num, keepdims);
 }
 
@@ -148,20 +148,20 @@ static int softmax_op(mlx_array *res, mlx_array a, const int *axes, size_t n, bo
 
 int mlx_softmax(mlx_array *res, const mlx_array a, bool precise, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     int axes[MC_MAX_NDIM];
     return softmax_op(res, a, axes, mc_reduce_all_axes(mc_arr(a), axes), precise);
 }
 
 int mlx_softmax_axis(mlx_array *res, const mlx_array a, int axis, bool precise, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return softmax_op(res, a, &axis, 1, precise);
 }
 
 int mlx_softmax_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool precise,
                      const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return softmax_op(res, a, axes, axes_num, precise);
 }

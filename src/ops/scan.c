@@ -31,31 +31,31 @@ static int scan_op(mlx_array *res, mlx_array a, int axis, bool reverse, bool inc
 
 int mlx_cumsum(mlx_array *res, const mlx_array a, int axis, bool reverse, bool inclusive, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scan_op(res, a, axis, reverse, inclusive, MC_S_SUM, "cumsum");
 }
 
 int mlx_cumprod(mlx_array *res, const mlx_array a, int axis, bool reverse, bool inclusive, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scan_op(res, a, axis, reverse, inclusive, MC_S_PROD, "cumprod");
 }
 
 int mlx_cummax(mlx_array *res, const mlx_array a, int axis, bool reverse, bool inclusive, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scan_op(res, a, axis, reverse, inclusive, MC_S_MAX, "cummax");
 }
 
 int mlx_cummin(mlx_array *res, const mlx_array a, int axis, bool reverse, bool inclusive, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scan_op(res, a, axis, reverse, inclusive, MC_S_MIN, "cummin");
 }
 
 int mlx_logcumsumexp(mlx_array *res, const mlx_array a, int axis, bool reverse, bool inclusive,
                      const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scan_op(res, a, axis, reverse, inclusive, MC_S_LOGADDEXP, "logcumsumexp");
 }

@@ -7,7 +7,7 @@
 
 int mlx_astype(mlx_array *res, const mlx_array a, mlx_dtype dtype, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "astype";
     if (mc_op_check_res(res, fn) || mc_op_check_dtype(dtype, fn))
         return 1;
@@ -60,7 +60,7 @@ static int mc_reshape_shape(const mc_array *x, const int *shape, size_t num, int
 
 int mlx_reshape(mlx_array *res, const mlx_array a, const int *shape, size_t shape_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "reshape";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -77,7 +77,7 @@ int mlx_reshape(mlx_array *res, const mlx_array a, const int *shape, size_t shap
 
 int mlx_transpose(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "transpose";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -92,7 +92,7 @@ int mlx_transpose(mlx_array *res, const mlx_array a, const mlx_stream s)
 
 int mlx_broadcast_to(mlx_array *res, const mlx_array a, const int *shape, size_t shape_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "broadcast_to";
     if (mc_op_check_res(res, fn) || mc_op_check_shape(shape, shape_num, fn))
         return 1;

@@ -132,7 +132,7 @@ static mc_array *const *vec_items(mlx_vector_array v, int *n, const char *fn)
 
 int mlx_concatenate_axis(mlx_array *res, const mlx_vector_array arrays, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "concatenate";
     int n;
     mc_array *const *arrs;
@@ -143,7 +143,7 @@ int mlx_concatenate_axis(mlx_array *res, const mlx_vector_array arrays, int axis
 
 int mlx_concatenate(mlx_array *res, const mlx_vector_array arrays, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "concatenate";
     int n;
     mc_array *const *arrs;
@@ -168,7 +168,7 @@ done:
 
 int mlx_stack_axis(mlx_array *res, const mlx_vector_array arrays, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "stack";
     int n;
     mc_array *const *arrs;
@@ -206,6 +206,7 @@ done:
 
 int mlx_stack(mlx_array *res, const mlx_vector_array arrays, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     return mlx_stack_axis(res, arrays, 0, s);
 }
 
@@ -242,7 +243,7 @@ static int split_at(mlx_vector_array *res, mc_array *a, const int *idx, size_t n
 int mlx_split_sections(mlx_vector_array *res, const mlx_array a, const int *indices, size_t indices_num, int axis,
                        const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "split";
     if (check_vec_res(res, fn))
         return 1;
@@ -257,7 +258,7 @@ int mlx_split_sections(mlx_vector_array *res, const mlx_array a, const int *indi
 
 int mlx_split(mlx_vector_array *res, const mlx_array a, int num_splits, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "split";
     if (check_vec_res(res, fn))
         return 1;
@@ -289,7 +290,7 @@ int mlx_split(mlx_vector_array *res, const mlx_array a, int num_splits, int axis
 
 int mlx_broadcast_arrays(mlx_vector_array *res, const mlx_vector_array inputs, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "broadcast_arrays";
     int n;
     mc_array *const *arrs;
@@ -319,7 +320,7 @@ int mlx_broadcast_arrays(mlx_vector_array *res, const mlx_vector_array inputs, c
 
 int mlx_tile(mlx_array *res, const mlx_array arr, const int *reps, size_t reps_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "tile";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -415,7 +416,7 @@ static mc_array *repeat_axis(mc_array *x, int repeats, int ax, const char *fn)
 
 int mlx_repeat_axis(mlx_array *res, const mlx_array arr, int repeats, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "repeat";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -428,7 +429,7 @@ int mlx_repeat_axis(mlx_array *res, const mlx_array arr, int repeats, int axis, 
 
 int mlx_repeat(mlx_array *res, const mlx_array arr, int repeats, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "repeat";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -496,7 +497,7 @@ static mc_array *roll_axes(mc_array *x, const int *shift, const int *axes, int n
 int mlx_roll_axes(mlx_array *res, const mlx_array a, const int *shift, size_t shift_num, const int *axes,
                   size_t axes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "roll";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -530,6 +531,7 @@ int mlx_roll_axes(mlx_array *res, const mlx_array a, const int *shift, size_t sh
 int mlx_roll_axis(mlx_array *res, const mlx_array a, const int *shift, size_t shift_num, int axis,
                   const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "roll";
     int t = 0;
     if (mc_op_check_res(res, fn) || total_shift(shift, shift_num, &t, fn))
@@ -539,7 +541,7 @@ int mlx_roll_axis(mlx_array *res, const mlx_array a, const int *shift, size_t sh
 
 int mlx_roll(mlx_array *res, const mlx_array a, const int *shift, size_t shift_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "roll";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -561,7 +563,7 @@ int mlx_roll(mlx_array *res, const mlx_array a, const int *shift, size_t shift_n
 int mlx_meshgrid(mlx_vector_array *res, const mlx_vector_array arrays, bool sparse, const char *indexing,
                  const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "meshgrid";
     int n;
     mc_array *const *arrs;

@@ -69,7 +69,7 @@ static int check_slice_args(int ndim, const int *start, size_t start_num, const 
 int mlx_slice(mlx_array *res, const mlx_array a, const int *start, size_t start_num, const int *stop,
               size_t stop_num, const int *strides, size_t strides_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "slice";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -83,7 +83,7 @@ int mlx_slice_update(mlx_array *res, const mlx_array src, const mlx_array update
                      size_t start_num, const int *stop, size_t stop_num, const int *strides, size_t strides_num,
                      const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "slice_update";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -183,7 +183,7 @@ int mlx_pad(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num,
             size_t low_pad_size_num, const int *high_pad_size, size_t high_pad_size_num, const mlx_array pad_value,
             const char *mode, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "pad";
     if (mc_op_check_res(res, fn))
         return 1;

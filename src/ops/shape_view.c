@@ -71,7 +71,7 @@ static mc_array *arg1(mlx_array *res, mlx_array a, const char *fn)
 
 int mlx_flatten(mlx_array *res, const mlx_array a, int start_axis, int end_axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "flatten";
     mc_array *x = arg1(res, a, fn);
     if (!x)
@@ -97,7 +97,7 @@ int mlx_flatten(mlx_array *res, const mlx_array a, int start_axis, int end_axis,
 int mlx_unflatten(mlx_array *res, const mlx_array a, int axis, const int *shape, size_t shape_num,
                   const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "unflatten";
     mc_array *x = arg1(res, a, fn);
     if (!x)
@@ -157,7 +157,7 @@ int mlx_unflatten(mlx_array *res, const mlx_array a, int axis, const int *shape,
 
 int mlx_transpose_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "transpose";
     mc_array *x = arg1(res, a, fn);
     if (!x)
@@ -192,7 +192,7 @@ static int check_ax(int ax, int ndim, int *out, const char *fn)
 
 int mlx_swapaxes(mlx_array *res, const mlx_array a, int axis1, int axis2, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "swapaxes";
     mc_array *x = arg1(res, a, fn);
     int a1 = 0, a2 = 0;
@@ -208,7 +208,7 @@ int mlx_swapaxes(mlx_array *res, const mlx_array a, int axis1, int axis2, const 
 
 int mlx_moveaxis(mlx_array *res, const mlx_array a, int source, int destination, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "moveaxis";
     mc_array *x = arg1(res, a, fn);
     int src = 0, dst = 0;
@@ -247,13 +247,13 @@ static int expand_dims(mlx_array *res, mlx_array a, const int *axes, size_t n, b
 
 int mlx_expand_dims(mlx_array *res, const mlx_array a, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return expand_dims(res, a, &axis, 1, true, "expand_dims");
 }
 
 int mlx_expand_dims_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return expand_dims(res, a, axes, axes_num, false, "expand_dims");
 }
 
@@ -283,7 +283,7 @@ static int squeeze_axes(mlx_array *res, mlx_array a, const int *axes, size_t n, 
 
 int mlx_squeeze(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "squeeze";
     mc_array *x = arg1(res, a, fn);
     if (!x)
@@ -298,13 +298,13 @@ int mlx_squeeze(mlx_array *res, const mlx_array a, const mlx_stream s)
 
 int mlx_squeeze_axis(mlx_array *res, const mlx_array a, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return squeeze_axes(res, a, &axis, 1, true, "squeeze");
 }
 
 int mlx_squeeze_axes(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return squeeze_axes(res, a, axes, axes_num, false, "squeeze");
 }
 
@@ -330,19 +330,19 @@ static int atleast(mlx_array *res, mlx_array a, int want, const char *fn)
 
 int mlx_atleast_1d(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return atleast(res, a, 1, "atleast_1d");
 }
 
 int mlx_atleast_2d(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return atleast(res, a, 2, "atleast_2d");
 }
 
 int mlx_atleast_3d(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return atleast(res, a, 3, "atleast_3d");
 }
 
@@ -356,7 +356,7 @@ static mc_array *contiguous_node(mc_array *x, bool allow_col_major, const char *
 
 int mlx_contiguous(mlx_array *res, const mlx_array a, bool allow_col_major, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "contiguous";
     mc_array *x = arg1(res, a, fn);
     if (!x)
@@ -367,7 +367,7 @@ int mlx_contiguous(mlx_array *res, const mlx_array a, bool allow_col_major, cons
 int mlx_as_strided(mlx_array *res, const mlx_array a, const int *shape, size_t shape_num, const int64_t *strides,
                    size_t strides_num, size_t offset, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "as_strided";
     mc_array *x = arg1(res, a, fn);
     if (!x)
@@ -403,7 +403,7 @@ int mlx_as_strided(mlx_array *res, const mlx_array a, const int *shape, size_t s
 
 int mlx_copy(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "copy";
     mc_array *x = arg1(res, a, fn);
     if (!x)

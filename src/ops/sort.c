@@ -101,49 +101,49 @@ static int partition_op(mlx_array *res, mlx_array a, int kth, bool flatten, int 
 
 int mlx_sort_axis(mlx_array *res, const mlx_array a, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return sort_op(res, a, false, axis, MC_PRIM_SORT, "sort");
 }
 
 int mlx_sort(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return sort_op(res, a, true, 0, MC_PRIM_SORT, "sort");
 }
 
 int mlx_argsort_axis(mlx_array *res, const mlx_array a, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return sort_op(res, a, false, axis, MC_PRIM_ARGSORT, "argsort");
 }
 
 int mlx_argsort(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return sort_op(res, a, true, 0, MC_PRIM_ARGSORT, "argsort");
 }
 
 int mlx_partition_axis(mlx_array *res, const mlx_array a, int kth, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return partition_op(res, a, kth, false, axis, MC_PRIM_PARTITION, "partition");
 }
 
 int mlx_partition(mlx_array *res, const mlx_array a, int kth, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return partition_op(res, a, kth, true, 0, MC_PRIM_PARTITION, "partition");
 }
 
 int mlx_argpartition_axis(mlx_array *res, const mlx_array a, int kth, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return partition_op(res, a, kth, false, axis, MC_PRIM_ARGPARTITION, "argpartition");
 }
 
 int mlx_argpartition(mlx_array *res, const mlx_array a, int kth, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return partition_op(res, a, kth, true, 0, MC_PRIM_ARGPARTITION, "argpartition");
 }
 
@@ -179,7 +179,7 @@ static mc_array *topk_along(mc_array *x, int k, int axis, const char *fn)
 
 int mlx_topk_axis(mlx_array *res, const mlx_array a, int k, int axis, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "topk";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -189,7 +189,7 @@ int mlx_topk_axis(mlx_array *res, const mlx_array a, int k, int axis, const mlx_
 
 int mlx_topk(mlx_array *res, const mlx_array a, int k, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "topk";
     if (mc_op_check_res(res, fn))
         return 1;
@@ -231,7 +231,7 @@ static int median_axes(const mc_array *x, const int *axes, size_t num, int *sort
 int mlx_median(mlx_array *res, const mlx_array a, const int *axes, size_t axes_num, bool keepdims,
                const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "median";
     if (mc_op_check_res(res, fn))
         return 1;

@@ -35,39 +35,39 @@ static int unary_op(mlx_array *res, mlx_array a, mc_unary_op op, int rule, const
 
 int mlx_abs(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     /* complex64 gives its float32 magnitude (the kernel writes float32) */
     return unary_op(res, a, MC_U_ABS, KEEP, "abs");
 }
 
 int mlx_negative(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_NEGATIVE, NO_BOOL, "negative");
 }
 
 int mlx_sign(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_SIGN, KEEP, "sign");
 }
 
 int mlx_square(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_SQUARE, KEEP, "square");
 }
 
 int mlx_floor(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     /* integers: MLX's Floor is a no-op copy (the kernel table's too) */
     return unary_op(res, a, MC_U_FLOOR, NO_COMPLEX, "floor");
 }
 
 int mlx_ceil(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_CEIL, NO_COMPLEX, "ceil");
 }
 
@@ -75,146 +75,146 @@ int mlx_ceil(mlx_array *res, const mlx_array a, const mlx_stream s)
 
 int mlx_sqrt(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_SQRT, TO_FLOAT, "sqrt");
 }
 
 int mlx_rsqrt(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_RSQRT, TO_FLOAT, "rsqrt");
 }
 
 /* MLX divides array(1.0f, at_least_float(a)) by a: the same values */
 int mlx_reciprocal(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_RECIPROCAL, TO_FLOAT, "reciprocal");
 }
 
 int mlx_exp(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_EXP, TO_FLOAT, "exp");
 }
 
 int mlx_expm1(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_EXPM1, TO_FLOAT | NO_COMPLEX, "expm1");
 }
 
 int mlx_log(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_LOG, TO_FLOAT, "log");
 }
 
 int mlx_log1p(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_LOG1P, TO_FLOAT, "log1p");
 }
 
 int mlx_log2(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_LOG2, TO_FLOAT, "log2");
 }
 
 int mlx_log10(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_LOG10, TO_FLOAT, "log10");
 }
 
 int mlx_sin(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_SIN, TO_FLOAT, "sin");
 }
 
 int mlx_cos(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_COS, TO_FLOAT, "cos");
 }
 
 int mlx_tan(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_TAN, TO_FLOAT, "tan");
 }
 
 int mlx_arcsin(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_ARCSIN, TO_FLOAT, "arcsin");
 }
 
 int mlx_arccos(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_ARCCOS, TO_FLOAT, "arccos");
 }
 
 int mlx_arctan(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_ARCTAN, TO_FLOAT, "arctan");
 }
 
 int mlx_sinh(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_SINH, TO_FLOAT, "sinh");
 }
 
 int mlx_cosh(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_COSH, TO_FLOAT, "cosh");
 }
 
 int mlx_tanh(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_TANH, TO_FLOAT, "tanh");
 }
 
 int mlx_arcsinh(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_ARCSINH, TO_FLOAT, "arcsinh");
 }
 
 int mlx_arccosh(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_ARCCOSH, TO_FLOAT, "arccosh");
 }
 
 int mlx_arctanh(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_ARCTANH, TO_FLOAT, "arctanh");
 }
 
 int mlx_sigmoid(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_SIGMOID, TO_FLOAT | NO_COMPLEX, "sigmoid");
 }
 
 int mlx_erf(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_ERF, TO_FLOAT | NO_COMPLEX, "erf");
 }
 
 int mlx_erfinv(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return unary_op(res, a, MC_U_ERFINV, TO_FLOAT | NO_COMPLEX, "erfinv");
 }
 
@@ -222,7 +222,7 @@ int mlx_erfinv(mlx_array *res, const mlx_array a, const mlx_stream s)
 
 int mlx_round(mlx_array *res, const mlx_array a, int decimals, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     if (decimals == 0)
         return unary_op(res, a, MC_U_ROUND, KEEP, "round");
     mc_gb e;
@@ -256,19 +256,19 @@ static const double mc_pi = 3.14159265358979323846;
 
 int mlx_degrees(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scale_by(res, a, 180.0 / mc_pi, "degrees");
 }
 
 int mlx_radians(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return scale_by(res, a, mc_pi / 180.0, "radians");
 }
 
 int mlx_stop_gradient(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     mc_gb e;
     mc_array *x;
     if (mc_ew_args1(&e, "stop_gradient", res, a, &x))
@@ -295,18 +295,18 @@ static int complex_part(mlx_array *res, mlx_array a, mc_unary_op op, const char 
 
 int mlx_conjugate(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return complex_part(res, a, MC_U_CONJUGATE, "conjugate");
 }
 
 int mlx_real(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return complex_part(res, a, MC_U_REAL, "real");
 }
 
 int mlx_imag(mlx_array *res, const mlx_array a, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     return complex_part(res, a, MC_U_IMAG, "imag");
 }

@@ -7,7 +7,7 @@
 
 int mlx_view(mlx_array *res, const mlx_array a, mlx_dtype dtype, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "view";
     if (mc_op_check_res(res, fn) || mc_op_check_dtype(dtype, fn))
         return 1;

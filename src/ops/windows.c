@@ -45,6 +45,7 @@ static int finish(mlx_array *res, mlx_array x, int rc)
 
 int mlx_bartlett(mlx_array *res, int M, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     bool done;
     mlx_array n = mlx_array_new();
     int rc = window_start(res, M, &n, &done, "bartlett", s);
@@ -61,6 +62,7 @@ int mlx_bartlett(mlx_array *res, int M, const mlx_stream s)
 
 int mlx_hanning(mlx_array *res, int M, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     bool done;
     mlx_array n = mlx_array_new();
     int rc = window_start(res, M, &n, &done, "hanning", s);
@@ -76,6 +78,7 @@ int mlx_hanning(mlx_array *res, int M, const mlx_stream s)
 
 int mlx_hamming(mlx_array *res, int M, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     bool done;
     mlx_array n = mlx_array_new();
     int rc = window_start(res, M, &n, &done, "hamming", s);
@@ -91,6 +94,7 @@ int mlx_hamming(mlx_array *res, int M, const mlx_stream s)
 
 int mlx_blackman(mlx_array *res, int M, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     bool done;
     mlx_array n = mlx_array_new();
     int rc = window_start(res, M, &n, &done, "blackman", s);
@@ -111,6 +115,7 @@ int mlx_blackman(mlx_array *res, int M, const mlx_stream s)
 int mlx_pad_symmetric(mlx_array *res, const mlx_array a, int pad_width, const mlx_array pad_value,
                       const char *mode, const mlx_stream s)
 {
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "pad";
     if (mc_op_check_res(res, fn))
         return 1;
