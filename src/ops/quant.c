@@ -558,7 +558,7 @@ int mlx_qqmm(mlx_array *res, const mlx_array x, const mlx_array w, const mlx_arr
              mlx_optional_int group_size, mlx_optional_int bits, const char *mode, const mlx_array global_scale_x,
              const mlx_array global_scale_w, const mlx_stream s)
 {
-    (void)s;
+    MC_STREAM_REQUIRED(s);
     static const char fn[] = "qqmm";
     if (mc_op_check_res(res, fn))
         return 1;
