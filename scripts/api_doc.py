@@ -102,6 +102,10 @@ NOTES = {
     "mlx_conv1d": "as conv_general",
     "mlx_conv2d": "as conv_general",
     "mlx_conv3d": "as conv_general",
+    "mlx_gather_mm": "index past the last matrix reads the last one (indices are uint32 as in MLX, so a negative one too; MLX's is undefined); products sharing a matrix of b run as one BLAS product; float16/bfloat16 computed in float32, float64 too (MLX's CPU build: float32 only); no jvp, as MLX; the vjp of a scatter-adds for every index (MLX skips that for sorted indices)",
+    "mlx_block_masked_mm": "block rows masked out whole are not computed; float16/bfloat16/float64 too (MLX's CPU build: float32 only); no jvp, as MLX; the out mask's vjp is the exact derivative (MLX's is scaled by the mask); vjp with respect to a bool mask (out mask included) reports MLX's error",
+    "mlx_segmented_mm": "segment bounds past K read as K (MLX reads outside the arrays); a's and b's inner dims must agree (MLX does not check); no vjp or jvp, as MLX",
+    "mlx_depends": "one node per input, a view of it (no copy); at least one input (MLX reads inputs[0]); no jvp, as MLX",
     "mlx_exp": "float32 1.02 ULP (own kernel, measured over all float32; SLEEF u10 past |x| > 87)",
     "mlx_expm1": "float32 1.46 ULP (own kernel, measured over all float32; SLEEF u10 past |x| > 87)",
     "mlx_log": "float32 0.92 ULP (own kernel, measured over all float32; SLEEF u10 outside [2^-126, 2^127])",
@@ -225,8 +229,7 @@ def render(lib):
         "",
         "**Partial: not implemented yet** (mlx-c v0.6.0 has them): of",
         "transforms.h vmap (`mlx_detail_vmap_trace`, `mlx_detail_vmap_replace`);",
-        "the header export.h (.mlxfn); and of ops.h `mlx_depends`,",
-        "`mlx_block_masked_mm`, `mlx_gather_mm` and `mlx_segmented_mm`.",
+        "the header export.h (.mlxfn).",
         "",
     ]
     total = done = 0

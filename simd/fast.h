@@ -13,9 +13,9 @@
  * and rounds after every product and sum. Attention computes in float32
  * (float64 for float64) and rounds once at the end.
  *
- * Each kernel is built generically and, on x86_64, with AVX2 and FMA
- * (one source, two builds); mc_fast_kernels() picks the build for the
- * level simd/dispatch.c chose. */
+ * Each kernel is built generically and, on x86_64, with AVX2 and FMA and
+ * with AVX-512 (one source, three builds); mc_fast_kernels_get() picks the
+ * build for the level simd/dispatch.c chose. */
 #ifndef MC_SIMD_FAST_H
 #define MC_SIMD_FAST_H
 

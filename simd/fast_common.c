@@ -13,6 +13,7 @@
 extern const mc_fast_kernels mc_fast_kernels_generic;
 #if defined(__x86_64__)
 extern const mc_fast_kernels mc_fast_kernels_avx2;
+extern const mc_fast_kernels mc_fast_kernels_avx512;
 #endif
 
 static pthread_once_t pick_once = PTHREAD_ONCE_INIT;
@@ -22,7 +23,9 @@ static void pick(void)
 {
 #if defined(__x86_64__)
     const char *isa = mc_kernels()->isa;
-    if (strcmp(isa, "avx2") == 0 || strcmp(isa, "avx512") == 0)
+    if (strcmp(isa, "avx512") == 0)
+        picked = &mc_fast_kernels_avx512;
+    else if (strcmp(isa, "avx2") == 0)
         picked = &mc_fast_kernels_avx2;
 #endif
 }

@@ -1,6 +1,7 @@
 /* The row kernels of simd/fast.h (norms, rope, the online-softmax step),
- * compiled generically and, on x86_64, again with AVX2 and FMA
- * (MC_FK_VARIANT=avx2, -O3): each build defines mc_fast_kernels_<variant>.
+ * compiled generically and, on x86_64, again with AVX2 and FMA and with
+ * AVX-512 (MC_FK_VARIANT=avx2 or avx512, -O3): each build defines
+ * mc_fast_kernels_<variant>.
  * float32 rows take loops the compiler vectorises (several partial sums,
  * a branch-free exp); the half types go through per-element conversion;
  * float64 norms compute in float64 (MLX's CPU build converts float64 to
@@ -109,17 +110,18 @@ static inline float sum_sq_dev_f32(const float *x, size_t n, float mu)
     return s;
 }
 
-/* Rows this long or shorter may be streamed (built in a stack buffer). */
-enum { STREAM_MAX = 4096 };
+/* A streamed float32 row is computed in pieces of CHUNK floats into a
+ * stack buffer that put_row then writes past the cache: small enough that
+ * the buffer stays in L1 beside the row and the weights. */
+enum { CHUNK = 512 };
 
-/* Where a float32 row of n is computed: y itself, or (streaming, on a
- * build with AVX and an aligned y) a stack buffer that put_row then writes
- * past the cache. A large norm's output is not read again soon, and a
- * plain store first reads every line it writes. */
+/* Whether a float32 row of n at y can be streamed: a build with AVX, an
+ * aligned y and whole vectors. A large norm's output is not read again
+ * soon, and a plain store first reads every line it writes. */
 static inline bool can_stream(bool stream, const void *y, size_t n)
 {
 #if defined(__AVX__)
-    return stream && n <= STREAM_MAX && n % 8 == 0 && ((uintptr_t)y & 31) == 0;
+    return stream && n % 8 == 0 && ((uintptr_t)y & 31) == 0;
 #else
     (void)stream, (void)y, (void)n;
     return false;
@@ -128,6 +130,13 @@ static inline bool can_stream(bool stream, const void *y, size_t n)
 
 static inline void put_row(float *y, const float *tmp, size_t n)
 {
+#if defined(__AVX512F__)
+    if (n % 16 == 0 && ((uintptr_t)y & 63) == 0) {
+        for (size_t j = 0; j < n; j += 16)
+            _mm512_stream_ps(y + j, _mm512_loadu_ps(tmp + j));
+        return;
+    }
+#endif
 #if defined(__AVX__)
     for (size_t j = 0; j < n; j += 8)
         _mm256_stream_ps(y + j, _mm256_loadu_ps(tmp + j));
@@ -146,31 +155,57 @@ static inline void stream_done(bool streamed)
 #endif
 }
 
+/* y[j] = x[j] * inv (* w[j]) for j < n. */
+static inline void rms_out(const float *x, const float *w, float *y, size_t n, float inv)
+{
+    if (w)
+        for (size_t j = 0; j < n; j++)
+            y[j] = (x[j] * inv) * w[j];
+    else
+        for (size_t j = 0; j < n; j++)
+            y[j] = x[j] * inv;
+}
+
+/* y[j] = (x[j] - mu) * inv (* w[j]) (+ b[j]) for j < n. */
+static inline void ln_out(const float *x, const float *w, const float *b, float *y, size_t n, float mu, float inv)
+{
+    if (w && b)
+        for (size_t j = 0; j < n; j++)
+            y[j] = ((x[j] - mu) * inv) * w[j] + b[j];
+    else if (w)
+        for (size_t j = 0; j < n; j++)
+            y[j] = ((x[j] - mu) * inv) * w[j];
+    else if (b)
+        for (size_t j = 0; j < n; j++)
+            y[j] = ((x[j] - mu) * inv) + b[j];
+    else
+        for (size_t j = 0; j < n; j++)
+            y[j] = (x[j] - mu) * inv;
+}
+
 static void rms_norm_rows(int dt, const void *x, const void *w, void *y, size_t rows, size_t n, float eps,
                           bool stream)
 {
-    float tmp[STREAM_MAX];
+    float tmp[CHUNK];
     bool streamed = false;
     size_t isz = dt == MC_SIMD_FLOAT64 ? 8 : dt == MC_SIMD_FLOAT32 ? 4 : 2;
     for (size_t r = 0; r < rows; r++) {
         const char *xr = (const char *)x + r * n * isz;
         char *yr = (char *)y + r * n * isz;
         if (dt == MC_SIMD_FLOAT32) {
-            const float *xf = (const float *)xr;
-            bool st = can_stream(stream, yr, n);
-            float *yf = st ? tmp : (float *)yr;
+            const float *xf = (const float *)xr, *wf = w;
+            float *yf = (float *)yr;
             float inv = 1.0f / sqrtf(sum_sq_f32(xf, n) / (float)n + eps);
-            if (w) {
-                const float *wf = w;
-                for (size_t j = 0; j < n; j++)
-                    yf[j] = (xf[j] * inv) * wf[j];
+            if (can_stream(stream, yr, n)) {
+                for (size_t j = 0; j < n; j += CHUNK) {
+                    size_t len = n - j < CHUNK ? n - j : CHUNK;
+                    rms_out(xf + j, wf ? wf + j : NULL, tmp, len, inv);
+                    put_row(yf + j, tmp, len);
+                }
+                streamed = true;
             } else {
-                for (size_t j = 0; j < n; j++)
-                    yf[j] = xf[j] * inv;
+                rms_out(xf, wf, yf, n, inv);
             }
-            if (st)
-                put_row((float *)yr, tmp, n);
-            streamed |= st;
             continue;
         }
         if (dt == MC_SIMD_FLOAT64) {
@@ -202,34 +237,27 @@ static void rms_norm_rows(int dt, const void *x, const void *w, void *y, size_t 
 static void layer_norm_rows(int dt, const void *x, const void *w, const void *b, void *y, size_t rows, size_t n,
                             float eps, bool stream)
 {
-    float tmp[STREAM_MAX];
+    float tmp[CHUNK];
     bool streamed = false;
     size_t isz = dt == MC_SIMD_FLOAT64 ? 8 : dt == MC_SIMD_FLOAT32 ? 4 : 2;
     for (size_t r = 0; r < rows; r++) {
         const char *xr = (const char *)x + r * n * isz;
         char *yr = (char *)y + r * n * isz;
         if (dt == MC_SIMD_FLOAT32) {
-            const float *xf = (const float *)xr;
-            bool st = can_stream(stream, yr, n);
-            float *yf = st ? tmp : (float *)yr;
+            const float *xf = (const float *)xr, *wf = w, *bf = b;
+            float *yf = (float *)yr;
             float mu = sum_f32(xf, n) / (float)n;
             float inv = 1.0f / sqrtf(sum_sq_dev_f32(xf, n, mu) / (float)n + eps);
-            const float *wf = w, *bf = b;
-            if (wf && bf)
-                for (size_t j = 0; j < n; j++)
-                    yf[j] = ((xf[j] - mu) * inv) * wf[j] + bf[j];
-            else if (wf)
-                for (size_t j = 0; j < n; j++)
-                    yf[j] = ((xf[j] - mu) * inv) * wf[j];
-            else if (bf)
-                for (size_t j = 0; j < n; j++)
-                    yf[j] = ((xf[j] - mu) * inv) + bf[j];
-            else
-                for (size_t j = 0; j < n; j++)
-                    yf[j] = (xf[j] - mu) * inv;
-            if (st)
-                put_row((float *)yr, tmp, n);
-            streamed |= st;
+            if (can_stream(stream, yr, n)) {
+                for (size_t j = 0; j < n; j += CHUNK) {
+                    size_t len = n - j < CHUNK ? n - j : CHUNK;
+                    ln_out(xf + j, wf ? wf + j : NULL, bf ? bf + j : NULL, tmp, len, mu, inv);
+                    put_row(yf + j, tmp, len);
+                }
+                streamed = true;
+            } else {
+                ln_out(xf, wf, bf, yf, n, mu, inv);
+            }
             continue;
         }
         if (dt == MC_SIMD_FLOAT64) {
@@ -310,6 +338,14 @@ static void rope_rows(int dt, bool traditional, bool forward, const void *x, voi
     }
 }
 
+/* a * b + c in one rounding where the build has FMA (ISO C compiles
+ * a * b + c as two operations), else as written */
+#if defined(__FMA__)
+#define FK_FMA(a, b, c) fmaf((a), (b), (c))
+#else
+#define FK_FMA(a, b, c) ((a) * (b) + (c))
+#endif
+
 /* exp(x) for float32 without branches, so loops over it vectorise: 2^n
  * times a degree-7 polynomial on [-ln2/2, ln2/2] (within 2 ulp); 0 below
  * -87.3, infinity above 88.7, NaN kept. */
@@ -325,13 +361,13 @@ static inline float fexp(float x)
     float r = xc - n * 0.693359375f;
     r = r - n * -2.12194440e-4f;
     float p = 1.0f / 5040;
-    p = p * r + 1.0f / 720;
-    p = p * r + 1.0f / 120;
-    p = p * r + 1.0f / 24;
-    p = p * r + 1.0f / 6;
-    p = p * r + 0.5f;
-    p = p * r + 1.0f;
-    p = p * r + 1.0f;
+    p = FK_FMA(p, r, 1.0f / 720);
+    p = FK_FMA(p, r, 1.0f / 120);
+    p = FK_FMA(p, r, 1.0f / 24);
+    p = FK_FMA(p, r, 1.0f / 6);
+    p = FK_FMA(p, r, 0.5f);
+    p = FK_FMA(p, r, 1.0f);
+    p = FK_FMA(p, r, 1.0f);
     uint32_t sb = (kb - 0x4B400000u + 127u) << 23;
     float scale;
     memcpy(&scale, &sb, sizeof scale);
@@ -340,23 +376,38 @@ static inline float fexp(float x)
     return x > 88.7f ? INFINITY : e;
 }
 
+/* max(start, x[0..n)) as `a > b ? a : b` picks (a NaN is passed over, as
+ * in a scalar loop). Partial maxima in a vector of LANES: the compilers
+ * do not vectorise a running max or its lane-array form, and C has no
+ * vector ?:, so the pick is a compare mask and bitwise blend. */
+typedef float fk_vf __attribute__((vector_size(LANES * sizeof(float))));
+typedef int32_t fk_vi __attribute__((vector_size(LANES * sizeof(float))));
+
+static inline float row_max(const float *x, size_t n, float start)
+{
+    fk_vf acc;
+    for (int k = 0; k < LANES; k++)
+        acc[k] = start;
+    size_t j = 0;
+    for (; j + LANES <= n; j += LANES) {
+        fk_vf v;
+        memcpy(&v, x + j, sizeof v);
+        fk_vi gt = v > acc;
+        acc = (fk_vf)(((fk_vi)v & gt) | ((fk_vi)acc & ~gt));
+    }
+    float mx = start;
+    for (int k = 0; k < LANES; k++)
+        mx = acc[k] > mx ? acc[k] : mx;
+    for (; j < n; j++)
+        mx = x[j] > mx ? x[j] : mx;
+    return mx;
+}
+
 static void softmax_tile_f32(float *s, size_t rows, size_t cols, size_t lds, float *m, float *l, float *corr)
 {
     for (size_t i = 0; i < rows; i++) {
         float *row = s + i * lds;
-        /* partial maxima in lanes: a single running max does not vectorise */
-        float lane[LANES];
-        for (int k = 0; k < LANES; k++)
-            lane[k] = m[i];
-        size_t jm = 0;
-        for (; jm + LANES <= cols; jm += LANES)
-            for (int k = 0; k < LANES; k++)
-                lane[k] = row[jm + k] > lane[k] ? row[jm + k] : lane[k];
-        float mx = m[i];
-        for (int k = 0; k < LANES; k++)
-            mx = lane[k] > mx ? lane[k] : mx;
-        for (; jm < cols; jm++)
-            mx = row[jm] > mx ? row[jm] : mx;
+        float mx = row_max(row, cols, m[i]);
         if (mx == -INFINITY) {
             /* nothing finite yet: keep the running state as it is */
             memset(row, 0, cols * sizeof *row);

@@ -562,6 +562,71 @@ static void test_handler_gets_its_data_and_the_dtor_runs_when_replaced(void **st
     assert_int_equal(tu_error_count(), 0);
 }
 
+/* A handler running on one thread while another replaces it: the old
+ * handler's data must outlive that call (its destructor runs after it). */
+typedef struct slow_handler {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int entered, replaced, alive, used_after_dtor;
+} slow_handler;
+
+static void slow_handler_fn(const char *msg, void *data)
+{
+    (void)msg;
+    slow_handler *h = data;
+    pthread_mutex_lock(&h->lock);
+    h->entered = 1;
+    pthread_cond_broadcast(&h->cond);
+    while (!h->replaced)
+        pthread_cond_wait(&h->cond, &h->lock);
+    if (!h->alive)
+        h->used_after_dtor = 1;
+    pthread_mutex_unlock(&h->lock);
+}
+
+static void slow_handler_dtor(void *data)
+{
+    slow_handler *h = data;
+    pthread_mutex_lock(&h->lock);
+    h->alive = 0;
+    pthread_mutex_unlock(&h->lock);
+}
+
+static void *report_once(void *p)
+{
+    (void)p;
+    mlx_array e = mlx_array_new();
+    (void)mlx_array_ndim(e);
+    return NULL;
+}
+
+static void test_a_replaced_handler_keeps_its_data_until_its_running_call_returns(void **state)
+{
+    (void)state;
+    slow_handler h = {.alive = 1};
+    pthread_mutex_init(&h.lock, NULL);
+    pthread_cond_init(&h.cond, NULL);
+    mlx_set_error_handler(slow_handler_fn, &h, slow_handler_dtor);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, report_once, NULL), 0);
+    pthread_mutex_lock(&h.lock);
+    while (!h.entered)
+        pthread_cond_wait(&h.cond, &h.lock);
+    pthread_mutex_unlock(&h.lock);
+    /* the other thread is inside the handler: replace it now */
+    tu_install_recorder();
+    pthread_mutex_lock(&h.lock);
+    h.replaced = 1;
+    pthread_cond_broadcast(&h.cond);
+    pthread_mutex_unlock(&h.lock);
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(h.used_after_dtor, 0);
+    assert_int_equal(h.alive, 0); /* and the destructor did run, after the call */
+    pthread_cond_destroy(&h.cond);
+    pthread_mutex_destroy(&h.lock);
+    assert_int_equal(tu_error_count(), 0);
+}
+
 static void test_mlx_error_macro_reports_with_file_and_line(void **state)
 {
     (void)state;
@@ -666,6 +731,7 @@ int main(void)
         T(test_null_data_for_a_non_empty_shape_is_refused),
         T(test_null_handler_restores_the_default_which_exits),
         T(test_handler_gets_its_data_and_the_dtor_runs_when_replaced),
+        T(test_a_replaced_handler_keeps_its_data_until_its_running_call_returns),
         T(test_mlx_error_macro_reports_with_file_and_line),
         T(test_last_error_is_kept_per_thread),
         T(test_a_successful_call_reports_nothing),

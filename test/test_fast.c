@@ -201,7 +201,7 @@ static void compare_close(mlx_array a, mlx_array b, double tol)
     mlx_array_free(m);
 }
 
-/* Several query blocks (64) and key blocks (256), grouped heads, causal
+/* Several query blocks (256) and key blocks (256), grouped heads, causal
  * with Lq < Lk, and head sizes on and off the vector width: the tiles
  * and the causal skipping agree with the whole-matrix computation. */
 static void test_tiled_attention_equals_the_unfused_composition(void **state)

@@ -22,88 +22,11 @@
 
 #include <cmocka.h>
 
+#include "fault_sweep.h"
 #include "runtime/alloc.h"
 #include "test_util.h"
 
 #define S tu_stream()
-
-/* A scenario makes its calls with the hook armed and returns 0 if all
- * succeeded (it then checks its values: 2 if they are wrong), or the
- * non-zero result of the call that failed. It frees what it made either
- * way. Inputs it needs are made before the hook is armed. */
-typedef int (*scenario_fn)(void *ctx);
-
-static size_t active_memory(void)
-{
-    size_t n = 0;
-    assert_int_equal(mlx_get_active_memory(&n), 0);
-    return n;
-}
-
-/* With the hook off: [1, 2] + [10, 20] is [11, 22]. */
-static void assert_library_works(void)
-{
-    const float a[2] = {1, 2}, b[2] = {10, 20};
-    const int n = 2;
-    mlx_array x = tu_f32(a, &n, 1), y = tu_f32(b, &n, 1), z = mlx_array_new();
-    assert_int_equal(mlx_add(&z, x, y, S), 0);
-    assert_true(tu_get(z, 0) == 11.0 && tu_get(z, 1) == 22.0);
-    TU_FREE(x, y, z);
-    tu_expect_no_error();
-}
-
-/* Allocations made while the hook was armed in the current run, taken
- * when it is disarmed (disarming resets the hook's counter). */
-static long armed_count = -1;
-
-static void disarm(void)
-{
-    if (armed_count < 0)
-        armed_count = mc_fault_count();
-    mc_fault_fail_after(-1);
-}
-
-/* Runs f with the Nth allocation failing for N = 0, 1, ... until a run
- * makes no failing allocation; returns how many runs failed. Since every
- * allocation after the Nth fails too, a scenario stops at its first failed
- * call (or the later ones would report more messages). */
-static long sweep(const char *name, scenario_fn f, void *ctx)
-{
-    long failed_runs = 0;
-    size_t base = active_memory();
-    for (long n = 0;; n++) {
-        if (n > 200000)
-            fail_msg("%s: no run without a failed allocation after %ld", name, n);
-        tu_reset_errors();
-        armed_count = -1;
-        mc_fault_fail_after(n);
-        int rc = f(ctx);
-        disarm();
-        long made = armed_count;
-        if (rc == 2)
-            fail_msg("%s: wrong values with allocation %ld failing", name, n);
-        if (rc != 0) {
-            if (tu_error_count() != 1)
-                fail_msg("%s: allocation %ld failing gave %d messages (last: %s)", name, n,
-                         tu_error_count(), tu_last_error());
-            failed_runs++;
-        } else if (tu_error_count() != 0) {
-            fail_msg("%s: succeeded with allocation %ld failing but reported: %s", name, n,
-                     tu_last_error());
-        }
-        tu_reset_errors();
-        if (active_memory() != base)
-            fail_msg("%s: allocation %ld failing left %zu bytes of data behind", name, n,
-                     active_memory() - base);
-        assert_library_works();
-        if (rc == 0 && made <= n) {
-            /* nothing failed: every allocation has had its turn */
-            print_message("%s: %ld allocations, %ld failed runs\n", name, made, failed_runs);
-            break;
-        }
-    }
-    return failed_runs;
-}
 
 /* ---- array creation ---- */
 
@@ -151,7 +74,7 @@ static void test_array_creation_fails_cleanly_at_every_allocation(void **state)
 {
     (void)state;
     managed_dtor_calls = managed_made = 0;
-    assert_true(sweep("creation", create_arrays, NULL) >= 6);
+    assert_true(tu_sweep("creation", create_arrays, NULL) >= 6);
     /* the destructor ran once for every managed array made, when it was
      * freed, and never for a creation that failed (see below) */
     assert_true(managed_made >= 1);
@@ -285,7 +208,7 @@ static void test_each_op_family_fails_cleanly_at_every_allocation(void **state)
     op_ctx x = {NULL, {tu_f32(a, sa, 2), tu_f32(b, &sb, 1), tu_i32(idx, &si, 1)}};
     for (size_t k = 0; k < sizeof op_cases / sizeof op_cases[0]; k++) {
         x.c = &op_cases[k];
-        long failed = sweep(op_cases[k].name, run_op, &x);
+        long failed = tu_sweep(op_cases[k].name, run_op, &x);
         if (failed < 1)
             fail_msg("%s: no allocation could fail", op_cases[k].name);
     }
@@ -334,7 +257,7 @@ static int eval_graph(void *p)
         rc = v.ctx ? mlx_eval(v) : 1;
         mlx_vector_array_free(v);
     }
-    disarm();
+    tu_sweep_disarm();
     /* with the hook off, the same (possibly half-evaluated) graph must
      * evaluate to the right values, without a message */
     if (built) {
@@ -355,7 +278,7 @@ static void test_graph_eval_fails_cleanly_and_evaluates_afterwards(void **state)
     const int shape[2] = {3, 2};
     graph_ctx g = {tu_f32(v, shape, 2), mlx_array_new_float(2), mlx_array_new_float(1),
                    {{NULL}, {NULL}}};
-    assert_true(sweep("eval", eval_graph, &g) >= 3);
+    assert_true(tu_sweep("eval", eval_graph, &g) >= 3);
     TU_FREE(g.x, g.two, g.one);
 }
 
@@ -410,7 +333,7 @@ static void test_compile_call_and_free_fail_cleanly_at_every_allocation(void **s
     const float v[2] = {0, 0.25f};
     const int n = 2;
     mlx_array x = tu_f32(v, &n, 1);
-    assert_true(sweep("compile", compile_cycle, &x) >= 5);
+    assert_true(tu_sweep("compile", compile_cycle, &x) >= 5);
     mlx_array_free(x);
 }
 

@@ -5,7 +5,8 @@
  * arguments, init value, verbose), kernel objects keep copies of their
  * names and sources, and apply reports the error MLX's CPU build reports
  * for that back-end. Both back-ends share one configuration and one
- * kernel record; each exported function is written out. */
+ * kernel record: each exported function is one call of the shared code,
+ * naming itself (__func__) for messages. */
 #include <string.h>
 
 #include "handles/stream.h"
@@ -108,13 +109,23 @@ static int config_add_output(void *ctx, const int *shape, size_t size, mlx_dtype
     return 0;
 }
 
-static int config_set3(void *ctx, int *dst, int a, int b, int c3, const char *fn, const char *type)
+/* The scalar fields a config setter writes. */
+typedef enum { SET_GRID, SET_THREAD_GROUP, SET_INIT_VALUE, SET_VERBOSE } config_field;
+
+static int config_set(void *ctx, config_field field, const int *xyz, float value, const char *fn, const char *type)
 {
-    if (!config_get(ctx, fn, type))
+    kernel_config *c = config_get(ctx, fn, type);
+    if (!c)
         return 1;
-    dst[0] = a;
-    dst[1] = b;
-    dst[2] = c3;
+    switch (field) {
+    case SET_GRID: memcpy(c->grid, xyz, sizeof c->grid); break;
+    case SET_THREAD_GROUP: memcpy(c->thread_group, xyz, sizeof c->thread_group); break;
+    case SET_INIT_VALUE:
+        c->has_init = true;
+        c->init_value = value;
+        break;
+    case SET_VERBOSE: c->verbose = value != 0; break;
+    }
     return 0;
 }
 
@@ -203,7 +214,7 @@ static const char cuda_cfg[] = "mlx_fast_cuda_kernel_config";
 
 mlx_fast_cuda_kernel_config mlx_fast_cuda_kernel_config_new(void)
 {
-    return (mlx_fast_cuda_kernel_config){config_new("mlx_fast_cuda_kernel_config_new")};
+    return (mlx_fast_cuda_kernel_config){config_new(__func__)};
 }
 
 void mlx_fast_cuda_kernel_config_free(mlx_fast_cuda_kernel_config cls) { config_free(cls.ctx); }
@@ -211,59 +222,45 @@ void mlx_fast_cuda_kernel_config_free(mlx_fast_cuda_kernel_config cls) { config_
 int mlx_fast_cuda_kernel_config_add_output_arg(mlx_fast_cuda_kernel_config cls, const int *shape, size_t size,
                                                mlx_dtype dtype)
 {
-    return config_add_output(cls.ctx, shape, size, dtype, "mlx_fast_cuda_kernel_config_add_output_arg", cuda_cfg);
+    return config_add_output(cls.ctx, shape, size, dtype, __func__, cuda_cfg);
 }
 
 int mlx_fast_cuda_kernel_config_set_grid(mlx_fast_cuda_kernel_config cls, int grid1, int grid2, int grid3)
 {
-    kernel_config *c = cls.ctx;
-    return config_set3(cls.ctx, c ? c->grid : NULL, grid1, grid2, grid3, "mlx_fast_cuda_kernel_config_set_grid",
-                       cuda_cfg);
+    return config_set(cls.ctx, SET_GRID, (int[3]){grid1, grid2, grid3}, 0, __func__, cuda_cfg);
 }
 
 int mlx_fast_cuda_kernel_config_set_thread_group(mlx_fast_cuda_kernel_config cls, int thread1, int thread2,
                                                  int thread3)
 {
-    kernel_config *c = cls.ctx;
-    return config_set3(cls.ctx, c ? c->thread_group : NULL, thread1, thread2, thread3,
-                       "mlx_fast_cuda_kernel_config_set_thread_group", cuda_cfg);
+    return config_set(cls.ctx, SET_THREAD_GROUP, (int[3]){thread1, thread2, thread3}, 0, __func__, cuda_cfg);
 }
 
 int mlx_fast_cuda_kernel_config_set_init_value(mlx_fast_cuda_kernel_config cls, float value)
 {
-    kernel_config *c = config_get(cls.ctx, "mlx_fast_cuda_kernel_config_set_init_value", cuda_cfg);
-    if (!c)
-        return 1;
-    c->has_init = true;
-    c->init_value = value;
-    return 0;
+    return config_set(cls.ctx, SET_INIT_VALUE, NULL, value, __func__, cuda_cfg);
 }
 
 int mlx_fast_cuda_kernel_config_set_verbose(mlx_fast_cuda_kernel_config cls, bool verbose)
 {
-    kernel_config *c = config_get(cls.ctx, "mlx_fast_cuda_kernel_config_set_verbose", cuda_cfg);
-    if (!c)
-        return 1;
-    c->verbose = verbose;
-    return 0;
+    return config_set(cls.ctx, SET_VERBOSE, NULL, verbose, __func__, cuda_cfg);
 }
 
 int mlx_fast_cuda_kernel_config_add_template_arg_dtype(mlx_fast_cuda_kernel_config cls, const char *name,
                                                        mlx_dtype dtype)
 {
-    return config_add_tmpl(cls.ctx, name, 0, (int)dtype, "mlx_fast_cuda_kernel_config_add_template_arg_dtype",
-                           cuda_cfg);
+    return config_add_tmpl(cls.ctx, name, 0, (int)dtype, __func__, cuda_cfg);
 }
 
 int mlx_fast_cuda_kernel_config_add_template_arg_int(mlx_fast_cuda_kernel_config cls, const char *name, int value)
 {
-    return config_add_tmpl(cls.ctx, name, 1, value, "mlx_fast_cuda_kernel_config_add_template_arg_int", cuda_cfg);
+    return config_add_tmpl(cls.ctx, name, 1, value, __func__, cuda_cfg);
 }
 
 int mlx_fast_cuda_kernel_config_add_template_arg_bool(mlx_fast_cuda_kernel_config cls, const char *name,
                                                       bool value)
 {
-    return config_add_tmpl(cls.ctx, name, 2, value, "mlx_fast_cuda_kernel_config_add_template_arg_bool", cuda_cfg);
+    return config_add_tmpl(cls.ctx, name, 2, value, __func__, cuda_cfg);
 }
 
 mlx_fast_cuda_kernel mlx_fast_cuda_kernel_new(const char *name, const mlx_vector_string input_names,
@@ -271,7 +268,7 @@ mlx_fast_cuda_kernel mlx_fast_cuda_kernel_new(const char *name, const mlx_vector
                                               const char *header, bool ensure_row_contiguous, int shared_memory)
 {
     return (mlx_fast_cuda_kernel){kernel_new(name, input_names, output_names, source, header,
-                                             ensure_row_contiguous, shared_memory, "mlx_fast_cuda_kernel_new")};
+                                             ensure_row_contiguous, shared_memory, __func__)};
 }
 
 void mlx_fast_cuda_kernel_free(mlx_fast_cuda_kernel cls) { kernel_free(cls.ctx); }
@@ -281,8 +278,8 @@ int mlx_fast_cuda_kernel_apply(mlx_vector_array *outputs, mlx_fast_cuda_kernel c
 {
     MC_STREAM_REQUIRED(stream);
     (void)stream;
-    return kernel_apply(outputs, cls.ctx, inputs, config.ctx, "mlx_fast_cuda_kernel_apply", "mlx_fast_cuda_kernel",
-                        cuda_cfg, "[cuda_kernel] No CUDA back-end.");
+    return kernel_apply(outputs, cls.ctx, inputs, config.ctx, __func__, "mlx_fast_cuda_kernel", cuda_cfg,
+                        "[cuda_kernel] No CUDA back-end.");
 }
 
 /* ---- Metal ---- */
@@ -291,7 +288,7 @@ static const char metal_cfg[] = "mlx_fast_metal_kernel_config";
 
 mlx_fast_metal_kernel_config mlx_fast_metal_kernel_config_new(void)
 {
-    return (mlx_fast_metal_kernel_config){config_new("mlx_fast_metal_kernel_config_new")};
+    return (mlx_fast_metal_kernel_config){config_new(__func__)};
 }
 
 void mlx_fast_metal_kernel_config_free(mlx_fast_metal_kernel_config cls) { config_free(cls.ctx); }
@@ -299,63 +296,46 @@ void mlx_fast_metal_kernel_config_free(mlx_fast_metal_kernel_config cls) { confi
 int mlx_fast_metal_kernel_config_add_output_arg(mlx_fast_metal_kernel_config cls, const int *shape, size_t size,
                                                 mlx_dtype dtype)
 {
-    return config_add_output(cls.ctx, shape, size, dtype, "mlx_fast_metal_kernel_config_add_output_arg",
-                             metal_cfg);
+    return config_add_output(cls.ctx, shape, size, dtype, __func__, metal_cfg);
 }
 
 int mlx_fast_metal_kernel_config_set_grid(mlx_fast_metal_kernel_config cls, int grid1, int grid2, int grid3)
 {
-    kernel_config *c = cls.ctx;
-    return config_set3(cls.ctx, c ? c->grid : NULL, grid1, grid2, grid3, "mlx_fast_metal_kernel_config_set_grid",
-                       metal_cfg);
+    return config_set(cls.ctx, SET_GRID, (int[3]){grid1, grid2, grid3}, 0, __func__, metal_cfg);
 }
 
 int mlx_fast_metal_kernel_config_set_thread_group(mlx_fast_metal_kernel_config cls, int thread1, int thread2,
                                                   int thread3)
 {
-    kernel_config *c = cls.ctx;
-    return config_set3(cls.ctx, c ? c->thread_group : NULL, thread1, thread2, thread3,
-                       "mlx_fast_metal_kernel_config_set_thread_group", metal_cfg);
+    return config_set(cls.ctx, SET_THREAD_GROUP, (int[3]){thread1, thread2, thread3}, 0, __func__, metal_cfg);
 }
 
 int mlx_fast_metal_kernel_config_set_init_value(mlx_fast_metal_kernel_config cls, float value)
 {
-    kernel_config *c = config_get(cls.ctx, "mlx_fast_metal_kernel_config_set_init_value", metal_cfg);
-    if (!c)
-        return 1;
-    c->has_init = true;
-    c->init_value = value;
-    return 0;
+    return config_set(cls.ctx, SET_INIT_VALUE, NULL, value, __func__, metal_cfg);
 }
 
 int mlx_fast_metal_kernel_config_set_verbose(mlx_fast_metal_kernel_config cls, bool verbose)
 {
-    kernel_config *c = config_get(cls.ctx, "mlx_fast_metal_kernel_config_set_verbose", metal_cfg);
-    if (!c)
-        return 1;
-    c->verbose = verbose;
-    return 0;
+    return config_set(cls.ctx, SET_VERBOSE, NULL, verbose, __func__, metal_cfg);
 }
 
 int mlx_fast_metal_kernel_config_add_template_arg_dtype(mlx_fast_metal_kernel_config cls, const char *name,
                                                         mlx_dtype dtype)
 {
-    return config_add_tmpl(cls.ctx, name, 0, (int)dtype, "mlx_fast_metal_kernel_config_add_template_arg_dtype",
-                           metal_cfg);
+    return config_add_tmpl(cls.ctx, name, 0, (int)dtype, __func__, metal_cfg);
 }
 
 int mlx_fast_metal_kernel_config_add_template_arg_int(mlx_fast_metal_kernel_config cls, const char *name,
                                                       int value)
 {
-    return config_add_tmpl(cls.ctx, name, 1, value, "mlx_fast_metal_kernel_config_add_template_arg_int",
-                           metal_cfg);
+    return config_add_tmpl(cls.ctx, name, 1, value, __func__, metal_cfg);
 }
 
 int mlx_fast_metal_kernel_config_add_template_arg_bool(mlx_fast_metal_kernel_config cls, const char *name,
                                                        bool value)
 {
-    return config_add_tmpl(cls.ctx, name, 2, value, "mlx_fast_metal_kernel_config_add_template_arg_bool",
-                           metal_cfg);
+    return config_add_tmpl(cls.ctx, name, 2, value, __func__, metal_cfg);
 }
 
 mlx_fast_metal_kernel mlx_fast_metal_kernel_new(const char *name, const mlx_vector_string input_names,
@@ -364,7 +344,7 @@ mlx_fast_metal_kernel mlx_fast_metal_kernel_new(const char *name, const mlx_vect
                                                 bool atomic_outputs)
 {
     return (mlx_fast_metal_kernel){kernel_new(name, input_names, output_names, source, header,
-                                              ensure_row_contiguous, atomic_outputs, "mlx_fast_metal_kernel_new")};
+                                              ensure_row_contiguous, atomic_outputs, __func__)};
 }
 
 void mlx_fast_metal_kernel_free(mlx_fast_metal_kernel cls) { kernel_free(cls.ctx); }
@@ -375,8 +355,8 @@ int mlx_fast_metal_kernel_apply(mlx_vector_array *outputs, mlx_fast_metal_kernel
 {
     MC_STREAM_REQUIRED(stream);
     (void)stream;
-    return kernel_apply(outputs, cls.ctx, inputs, config.ctx, "mlx_fast_metal_kernel_apply",
-                        "mlx_fast_metal_kernel", metal_cfg, "[metal_kernel] No Metal back-end.");
+    return kernel_apply(outputs, cls.ctx, inputs, config.ctx, __func__, "mlx_fast_metal_kernel", metal_cfg,
+                        "[metal_kernel] No Metal back-end.");
 }
 
 /* ---- metal.h, cuda.h ---- */

@@ -23,7 +23,7 @@ int mc_run_closure(void *ctx, mc_array *const *in, int n, mc_array ***outs, int 
     mlx_vector_array args = mc_vec_from(r->fn, in, (size_t)n);
     if (!args.ctx)
         return 1;
-    mlx_vector_array res = mlx_vector_array_new();
+    mlx_vector_array res = {NULL}; /* the call gives it its list */
     int rc = mc_closure_call(r->c, &res, args);
     mlx_vector_array_free(args);
     size_t k = rc ? 0 : mc_vec_len(res);

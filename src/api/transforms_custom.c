@@ -62,6 +62,15 @@ typedef int (*custom_jvp_fun)(mlx_vector_array *, const mlx_vector_array, const 
 typedef int (*custom_jvp_fun_payload)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array,
                                       const int *, size_t, void *);
 
+/* A custom rule returned rc != 0: reported unless an op inside it already
+ * reported why (one failure, one message). */
+static int user_failed(unsigned long serial_before, const char *which, int rc, const char *fn)
+{
+    if (mc_error_serial() == serial_before)
+        mc_error("[%s] The custom %s function failed (it returned %d).", fn, which, rc);
+    return rc;
+}
+
 static int rules_vjp(void *ctx, mc_array *const *primals, int np, mc_array *const *cots, mc_array *const *outs,
                      int nout, mc_array **vjps, const char *fn)
 {
@@ -82,15 +91,19 @@ static int rules_vjp(void *ctx, mc_array *const *primals, int np, mc_array *cons
             mc_ad_release_all(fouts, fnout);
         return rc;
     }
-    mlx_vector_array p = mc_vec_from(fn, primals, (size_t)np), c = mc_vec_from(fn, cots, (size_t)nout);
-    mlx_vector_array o = mc_vec_from(fn, outs, (size_t)nout), res = mlx_vector_array_new();
+    /* each list is made only once the one before exists: one failure, one message */
+    const mlx_vector_array none = {NULL};
+    mlx_vector_array p = mc_vec_from(fn, primals, (size_t)np);
+    mlx_vector_array c = p.ctx ? mc_vec_from(fn, cots, (size_t)nout) : none;
+    mlx_vector_array o = c.ctx ? mc_vec_from(fn, outs, (size_t)nout) : none;
+    mlx_vector_array res = o.ctx ? mlx_vector_array_new() : none;
     int rc = 1;
-    if (p.ctx && c.ctx && o.ctx) {
+    if (res.ctx) {
         mc_fnbox *b = cf->vjp;
+        unsigned long serial = mc_error_serial();
         rc = b->with_payload ? ((custom_vjp_fun_payload)b->fun)(&res, p, c, o, b->payload)
                              : ((custom_vjp_fun)b->fun)(&res, p, c, o);
-        rc = rc ? mc_error("[%s] The custom vjp function failed (it returned %d).", fn, rc)
-                : take_arrays(res, vjps, np, "custom vjp function", fn);
+        rc = rc ? user_failed(serial, "vjp", rc, fn) : take_arrays(res, vjps, np, "custom vjp function", fn);
     }
     mlx_vector_array bufs[4] = {p, c, o, res};
     for (int i = 0; i < 4; i++)
@@ -136,15 +149,17 @@ static int rules_jvp(void *ctx, mc_array *const *primals, int np, mc_array *cons
         mc_ad_release_all(all, np);
         return rc;
     }
-    mlx_vector_array p = mc_vec_from(fn, primals, (size_t)np), t = mc_vec_from(fn, tans, (size_t)na);
-    mlx_vector_array res = mlx_vector_array_new();
+    const mlx_vector_array none = {NULL};
+    mlx_vector_array p = mc_vec_from(fn, primals, (size_t)np);
+    mlx_vector_array t = p.ctx ? mc_vec_from(fn, tans, (size_t)na) : none;
+    mlx_vector_array res = t.ctx ? mlx_vector_array_new() : none;
     int rc = 1;
-    if (p.ctx && t.ctx) {
+    if (res.ctx) {
         mc_fnbox *b = cf->jvp;
+        unsigned long serial = mc_error_serial();
         rc = b->with_payload ? ((custom_jvp_fun_payload)b->fun)(&res, p, t, argnums, (size_t)na, b->payload)
                              : ((custom_jvp_fun)b->fun)(&res, p, t, argnums, (size_t)na);
-        rc = rc ? mc_error("[%s] The custom jvp function failed (it returned %d).", fn, rc)
-                : take_arrays(res, jvps, nout, "custom jvp function", fn);
+        rc = rc ? user_failed(serial, "jvp", rc, fn) : take_arrays(res, jvps, nout, "custom jvp function", fn);
     }
     mlx_vector_array_free(p);
     mlx_vector_array_free(t);
@@ -157,7 +172,7 @@ static int custom_apply(mlx_vector_array *res, const mlx_vector_array in, void *
 {
     static const char fn[] = "custom_function";
     custom_fn *cf = payload;
-    mlx_vector_array outs = mlx_vector_array_new();
+    mlx_vector_array outs = {NULL}; /* the call gives it its list */
     if (mc_closure_call(cf->fun, &outs, in))
         return 1;
     size_t n_args = mc_vec_len(in), n_out = mc_vec_len(outs), n_in = n_args + n_out + 1;

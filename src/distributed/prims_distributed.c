@@ -207,23 +207,6 @@ const mc_prim_info mc_prim_all_gather = {
     .communicates = true,
 };
 
-/* ---- the primitives without derivative rules in MLX ---- */
-
-static int no_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
-{
-    (void)vjps, (void)cot, (void)argnums, (void)nargs;
-    return mc_error("[%s] Not implemented for %s (as in MLX: Primitive::vjp).", fn,
-                    mc_prim_name(node->prim, node->params));
-}
-
-static mc_array *no_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
-{
-    (void)tans, (void)argnums, (void)nargs;
-    mc_error("[%s] Not implemented for %s (as in MLX: Primitive::jvp).", fn,
-             mc_prim_name(node->prim, node->params));
-    return NULL;
-}
-
 /* ---- ReduceScatter (sum) ---- */
 
 static int sum_scatter_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
@@ -250,8 +233,8 @@ const mc_prim_info mc_prim_reduce_scatter = {
     .arity = 1,
     .infer = sum_scatter_infer,
     .eval = sum_scatter_eval,
-    .vjp = no_vjp,
-    .jvp = no_jvp,
+    .vjp = mc_vjp_none,
+    .jvp = mc_jvp_none,
     .communicates = true,
 };
 
@@ -286,8 +269,8 @@ const mc_prim_info mc_prim_send = {
     .arity = 1,
     .infer = same_infer,
     .eval = send_eval,
-    .vjp = no_vjp,
-    .jvp = no_jvp,
+    .vjp = mc_vjp_none,
+    .jvp = mc_jvp_none,
     .communicates = true,
 };
 
@@ -320,7 +303,7 @@ const mc_prim_info mc_prim_recv = {
     .arity = 0,
     .infer = recv_infer,
     .eval = recv_eval,
-    .vjp = no_vjp,
-    .jvp = no_jvp,
+    .vjp = mc_vjp_none,
+    .jvp = mc_jvp_none,
     .communicates = true,
 };

@@ -145,6 +145,19 @@ mc_array *mc_jvp_zeros(mc_array *node, mc_array *const *tans, const int *argnums
     return mc_gb_finish_ref(&s, mc_gb_zeros_like(&s, node));
 }
 
+int mc_vjp_none(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    (void)vjps, (void)cot, (void)argnums, (void)nargs;
+    return mc_error("[%s] Not implemented for %s.", fn, mc_prim_name(node->prim, node->params));
+}
+
+mc_array *mc_jvp_none(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    (void)tans, (void)argnums, (void)nargs;
+    mc_error("[%s] Not implemented for %s.", fn, mc_prim_name(node->prim, node->params));
+    return NULL;
+}
+
 int mc_vjp_store(mc_array **vjps, int k, mc_gb *s, mc_array *g)
 {
     vjps[k] = mc_gb_finish_ref(s, g);

@@ -60,6 +60,13 @@ int mc_vjp_reshape_back(mc_array **vjps, mc_array *node, mc_array *cot, const in
 int mc_vjp_zeros(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn);
 mc_array *mc_jvp_zeros(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn);
 
+/* The rules of a primitive MLX gives no derivative (its Primitive::vjp
+ * and ::jvp defaults, and the few it has not written yet): report
+ * "[fn] Not implemented for NAME." with the node's primitive name and
+ * fail. */
+int mc_vjp_none(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn);
+mc_array *mc_jvp_none(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn);
+
 /* ---- a scope of nodes ---- */
 
 /* MLX's isclose, the largest composition, builds about 40 nodes. */

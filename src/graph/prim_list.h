@@ -58,6 +58,11 @@
     /* linear algebra (prims_matmul.c, BLAS calls in blas.c) */                                    \
     X(MC_PRIM_MATMUL, mc_prim_matmul)                                                              \
     X(MC_PRIM_ADDMM, mc_prim_addmm)                                                                \
+    /* products by index, mask, segment (prims_mm_ext.c, mm_ext_eval.c); prims_depends.c */        \
+    X(MC_PRIM_GATHER_MM, mc_prim_gather_mm)                                                        \
+    X(MC_PRIM_BLOCK_MASKED_MM, mc_prim_block_masked_mm)                                            \
+    X(MC_PRIM_SEGMENTED_MM, mc_prim_segmented_mm)                                                  \
+    X(MC_PRIM_DEPENDS, mc_prim_depends)                                                            \
     /* factorizations through LAPACK (prims_linalg.c, LAPACK calls in linalg_kernels.c) */        \
     X(MC_PRIM_INVERSE, mc_prim_inverse)                                                            \
     X(MC_PRIM_CHOLESKY, mc_prim_cholesky)                                                          \

@@ -160,8 +160,11 @@ static int leading_axes(int ndim, int *axes)
     return ndim - 1;
 }
 
+/* (a is NULL once a step of s has failed) */
 static mc_array *mean_last(mc_gb *s, mc_array *a)
 {
+    if (!a)
+        return NULL;
     int ax = a->ndim - 1;
     return mc_gb_reduce(s, a, MC_RK_MEAN, &ax, 1);
 }
@@ -192,7 +195,7 @@ static int rms_norm_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const in
             g = mc_gb_zeros_like(&s, w);
         } else {
             mc_array *gx = mc_gb_op(&s, MC_B_MULTIPLY, cot, mc_gb_op(&s, MC_B_MULTIPLY, x, nrm));
-            int na = leading_axes(gx->ndim, axes);
+            int na = leading_axes(x->ndim, axes); /* gx has x's shape (and may be NULL) */
             g = mc_gb_reshape(&s, mc_gb_sum(&s, gx, axes, na), 1, w->shape);
         }
         if (mc_vjp_store(vjps, k, &s, g))

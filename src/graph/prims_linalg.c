@@ -145,19 +145,6 @@ static int la_eval(mc_la_kind kind, mc_array *out, mc_array *const *in, const vo
     return c.failed ? la_report(&j, &c.fail) : 0;
 }
 
-static int no_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
-{
-    (void)vjps, (void)cot, (void)argnums, (void)nargs;
-    return mc_error("[%s] Not implemented for %s: MLX has no vjp for it.", fn, mc_prim_name(node->prim, NULL));
-}
-
-static mc_array *no_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
-{
-    (void)tans, (void)argnums, (void)nargs;
-    mc_error("[%s] Not implemented for %s: MLX has no jvp for it.", fn, mc_prim_name(node->prim, NULL));
-    return NULL;
-}
-
 /* One infer and eval per primitive, naming its kind. */
 #define LA_RULES(lower, KIND)                                                                              \
     static int lower##_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn) \
@@ -180,20 +167,28 @@ LA_RULES(eigh, MC_LA_EIGH)
 LA_RULES(luf, MC_LA_LUF)
 #undef LA_RULES
 
-const mc_prim_info mc_prim_inverse = {
-    .name = "Inverse", .arity = 1, .infer = inverse_infer, .eval = inverse_eval, .vjp = no_vjp, .jvp = no_jvp};
-const mc_prim_info mc_prim_cholesky = {
-    .name = "Cholesky", .arity = 1, .infer = cholesky_infer, .eval = cholesky_eval, .vjp = no_vjp, .jvp = no_jvp};
+const mc_prim_info mc_prim_inverse = {.name = "Inverse",
+                                      .arity = 1,
+                                      .infer = inverse_infer,
+                                      .eval = inverse_eval,
+                                      .vjp = mc_vjp_none,
+                                      .jvp = mc_jvp_none};
+const mc_prim_info mc_prim_cholesky = {.name = "Cholesky",
+                                       .arity = 1,
+                                       .infer = cholesky_infer,
+                                       .eval = cholesky_eval,
+                                       .vjp = mc_vjp_none,
+                                       .jvp = mc_jvp_none};
 const mc_prim_info mc_prim_qrf = {
-    .name = "QRF", .arity = 1, .infer = qrf_infer, .eval = qrf_eval, .vjp = no_vjp, .jvp = no_jvp};
+    .name = "QRF", .arity = 1, .infer = qrf_infer, .eval = qrf_eval, .vjp = mc_vjp_none, .jvp = mc_jvp_none};
 const mc_prim_info mc_prim_svd = {
-    .name = "SVD", .arity = 1, .infer = svd_infer, .eval = svd_eval, .vjp = no_vjp, .jvp = no_jvp};
+    .name = "SVD", .arity = 1, .infer = svd_infer, .eval = svd_eval, .vjp = mc_vjp_none, .jvp = mc_jvp_none};
 const mc_prim_info mc_prim_eig = {
-    .name = "Eig", .arity = 1, .infer = eig_infer, .eval = eig_eval, .vjp = no_vjp, .jvp = no_jvp};
+    .name = "Eig", .arity = 1, .infer = eig_infer, .eval = eig_eval, .vjp = mc_vjp_none, .jvp = mc_jvp_none};
 const mc_prim_info mc_prim_eigh = {
-    .name = "Eigh", .arity = 1, .infer = eigh_infer, .eval = eigh_eval, .vjp = no_vjp, .jvp = no_jvp};
+    .name = "Eigh", .arity = 1, .infer = eigh_infer, .eval = eigh_eval, .vjp = mc_vjp_none, .jvp = mc_jvp_none};
 const mc_prim_info mc_prim_luf = {
-    .name = "LUF", .arity = 1, .infer = luf_infer, .eval = luf_eval, .vjp = no_vjp, .jvp = no_jvp};
+    .name = "LUF", .arity = 1, .infer = luf_infer, .eval = luf_eval, .vjp = mc_vjp_none, .jvp = mc_jvp_none};
 
 /* -- Solve ------------------------------------------------------------------
  * a (..., n, n) and b (..., n, k) of one float dtype and the same batch

@@ -143,6 +143,11 @@ static bool blas_layout(int r, int c, int64_t rs, int64_t cs, bool *trans, int64
     return false;
 }
 
+bool mc_matmul_layout(int r, int c, int64_t rs, int64_t cs, bool *trans, int64_t *ld)
+{
+    return blas_layout(r, c, rs, cs, trans, ld);
+}
+
 /* One operand as BLAS will read it. */
 typedef struct side {
     mc_blas_operand op;
@@ -375,6 +380,13 @@ static mc_array *matmul_jvp(mc_array *node, mc_array *const *tans, const int *ar
     return mc_gb_finish_ref(&s, product_jvp(&s, node, tans, argnums, nargs));
 }
 
+/* g scaled by f, or g itself when f is 1 (as MLX's AddMM::vjp, which
+ * adds no node for a unit alpha or beta) */
+static mc_array *scaled(mc_gb *s, float f, mlx_dtype d, mc_array *g)
+{
+    return f == 1.0f ? g : mc_gb_op(s, MC_B_MULTIPLY, mc_gb_scalar(s, f, d), g);
+}
+
 /* alpha * a @ b + beta * c */
 static int addmm_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
 {
@@ -386,12 +398,10 @@ static int addmm_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *
         mc_gb_begin(&s, fn);
         mc_array *g;
         if (i < 2) {
-            g = mc_gb_op(&s, MC_B_MULTIPLY, mc_gb_scalar(&s, p->alpha, d),
-                         product_vjp(&s, node->inputs[0], node->inputs[1], cot, i));
+            g = scaled(&s, p->alpha, d, product_vjp(&s, node->inputs[0], node->inputs[1], cot, i));
         } else {
             mc_array *c = node->inputs[2];
-            g = mc_gb_sum_to_shape(&s, mc_gb_op(&s, MC_B_MULTIPLY, mc_gb_scalar(&s, p->beta, d), cot), c->ndim,
-                                   c->shape);
+            g = mc_gb_sum_to_shape(&s, scaled(&s, p->beta, d, cot), c->ndim, c->shape);
         }
         if (mc_vjp_store(vjps, k, &s, g))
             return 1;

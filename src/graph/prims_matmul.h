@@ -16,4 +16,10 @@ typedef struct mc_addmm_params {
  * inner dims agree. Returns 0 or reports naming fn. */
 int mc_matmul_check_shapes(const mc_array *a, const mc_array *b, const char *fn);
 
+/* How BLAS reads an r x c matrix whose rows are rs and columns cs
+ * elements apart: row-major (*trans false) or column-major (*trans true)
+ * with leading dimension *ld. False when neither fits (a copy is needed).
+ * For the other matrix products (prims_mm_ext.c). */
+bool mc_matmul_layout(int r, int c, int64_t rs, int64_t cs, bool *trans, int64_t *ld);
+
 #endif

@@ -56,27 +56,13 @@ static int view_eval(mc_array *out, mc_array *const *in, int n, const void *para
     return 0;
 }
 
-static int view_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
-{
-    (void)vjps, (void)node, (void)cot, (void)argnums, (void)nargs;
-    return mc_error("[%s] The vjp of View is not implemented in MLX: a dtype reinterpretation has no gradient.",
-                    fn);
-}
-
-static mc_array *view_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
-{
-    (void)node, (void)tans, (void)argnums, (void)nargs;
-    mc_error("[%s] The jvp of View is not implemented in MLX: a dtype reinterpretation has no gradient.", fn);
-    return NULL;
-}
-
 const mc_prim_info mc_prim_view = {
     .name = "View",
     .arity = 1,
     .infer = view_infer,
     .eval = view_eval,
-    .vjp = view_vjp,
-    .jvp = view_jvp,
+    .vjp = mc_vjp_none,
+    .jvp = mc_jvp_none,
 };
 
 /* -- ConvertFP8 ------------------------------------------------------------ */
@@ -121,19 +107,6 @@ static int fp8_eval(mc_array *out, mc_array *const *in, int n, const void *param
     return 0;
 }
 
-static int fp8_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
-{
-    (void)vjps, (void)cot, (void)argnums, (void)nargs;
-    return mc_error("[%s] The vjp of %s is not implemented in MLX.", fn, mc_prim_name(node->prim, node->params));
-}
-
-static mc_array *fp8_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
-{
-    (void)tans, (void)argnums, (void)nargs;
-    mc_error("[%s] The jvp of %s is not implemented in MLX.", fn, mc_prim_name(node->prim, node->params));
-    return NULL;
-}
-
 static const char *fp8_name(const void *params)
 {
     return ((const mc_fp8_params *)params)->to_fp8 ? "ToFP8" : "FromFP8";
@@ -145,8 +118,8 @@ const mc_prim_info mc_prim_convert_fp8 = {
     .arity = 1,
     .infer = fp8_infer,
     .eval = fp8_eval,
-    .vjp = fp8_vjp,
-    .jvp = fp8_jvp,
+    .vjp = mc_vjp_none,
+    .jvp = mc_jvp_none,
 };
 
 /* -- Hadamard -------------------------------------------------------------- */

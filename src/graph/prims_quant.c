@@ -175,27 +175,13 @@ done:
     return rc;
 }
 
-static int quantize_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
-                        const char *fn)
-{
-    (void)vjps, (void)node, (void)cot, (void)argnums, (void)nargs;
-    return mc_error("[%s] The vjp of Quantize is not implemented (as in MLX).", fn);
-}
-
-static mc_array *quantize_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
-{
-    (void)node, (void)tans, (void)argnums, (void)nargs;
-    mc_error("[%s] The jvp of Quantize is not implemented (as in MLX).", fn);
-    return NULL;
-}
-
 const mc_prim_info mc_prim_quantize = {
     .name = "Quantize",
     .arity = MC_ARITY_ANY,
     .infer = quantize_infer,
     .eval = quantize_eval,
-    .vjp = quantize_vjp,
-    .jvp = quantize_jvp,
+    .vjp = mc_vjp_none,
+    .jvp = mc_jvp_none,
     .name_of = quantize_name,
 };
 

@@ -41,19 +41,6 @@ static void read_key(const mc_array *key, uint32_t k[2])
  * again from the same key. truncated_normal's bounds would need
  * rules of their own: until they exist, asking for one is an error rather
  * than a silent zero. */
-static int no_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
-{
-    (void)vjps, (void)cot, (void)argnums, (void)nargs;
-    return mc_error("[%s] the vjp of %s is not implemented yet.", fn, mc_prim_name(node->prim, node->params));
-}
-
-static mc_array *no_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
-{
-    (void)tans, (void)argnums, (void)nargs;
-    mc_error("[%s] the jvp of %s is not implemented yet.", fn, mc_prim_name(node->prim, node->params));
-    return NULL;
-}
-
 /* -- RandomBits ------------------------------------------------------------ */
 
 static mlx_dtype bits_dtype(int width) { return width == 1 ? MLX_UINT8 : width == 2 ? MLX_UINT16 : MLX_UINT32; }
@@ -242,7 +229,7 @@ static int dist_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *a
 {
     const mc_random_dist_params *p = node->params;
     if (!linear_kind(p) && !(nargs == 1 && argnums[0] == 0))
-        return no_vjp(vjps, node, cot, argnums, nargs, fn);
+        return mc_vjp_none(vjps, node, cot, argnums, nargs, fn);
     for (int k = 0; k < nargs; k++) {
         int i = argnums[k];
         mc_gb s;
@@ -265,7 +252,7 @@ static mc_array *dist_jvp(mc_array *node, mc_array *const *tans, const int *argn
     const mc_random_dist_params *p = node->params;
     bool params_moved = nargs > 1 || (nargs == 1 && argnums[0] != 0);
     if (!linear_kind(p) && params_moved)
-        return no_jvp(node, tans, argnums, nargs, fn);
+        return mc_jvp_none(node, tans, argnums, nargs, fn);
     mc_gb s;
     mc_gb_begin(&s, fn);
     mc_array *r = NULL;

@@ -155,162 +155,161 @@ fail:
     return NULL;
 }
 
-/* The arrays of a vector argument, borrowed; -1 with an error if the
- * vector or an item is empty or there are too many. */
-static int vec_items(mlx_vector_array v, mc_array **out, const char *fn)
+/* The arrays of a call, borrowed, after its result pointer: a, the index
+ * arrays (the vector `many`, or `one` when many is NULL, as the _single
+ * forms pass) and, when u is given, the updates. Returns the count of
+ * index arrays, or -1 with one error reported. */
+static int op_args(mlx_array *res, mlx_array a, const mlx_vector_array *many, mlx_array one,
+                   const mlx_array *updates, mc_array **x, mc_array **idx, mc_array **u, const char *fn)
 {
-    size_t n = mc_vec_len(v);
-    if (n > MC_MAX_NDIM)
+    if (mc_op_check_res(res, fn) || !(*x = mc_op_arg(a, fn, "a")))
+        return -1;
+    size_t n = 1;
+    if (!many) {
+        if (!(idx[0] = mc_op_arg(one, fn, "indices")))
+            return -1;
+    } else if ((n = mc_vec_len(*many)) > MC_MAX_NDIM) {
         return mc_error("[%s] Too many index arrays (%zu).", fn, n), -1;
-    for (size_t i = 0; i < n; i++) {
-        out[i] = mc_vec_at(v, i);
-        if (!out[i])
-            return mc_error("[%s] Index array %zu of the vector is empty.", fn, i), -1;
+    } else {
+        for (size_t i = 0; i < n; i++)
+            if (!(idx[i] = mc_vec_at(*many, i)))
+                return mc_error("[%s] Index array %zu of the vector is empty.", fn, i), -1;
     }
+    if (u && !(*u = mc_op_arg(*updates, fn, "updates")))
+        return -1;
     return (int)n;
 }
+
+static int gather_op(mlx_array *res, mlx_array a, const mlx_vector_array *many, mlx_array one, const int *axes,
+                     size_t naxes, const int *sizes, size_t nsizes)
+{
+    static const char fn[] = "gather";
+    mc_array *x, *idx[MC_MAX_NDIM];
+    int k = op_args(res, a, many, one, NULL, &x, idx, NULL, fn);
+    return k < 0 ? 1 : mc_op_store(res, gather_impl(x, idx, k, axes, naxes, sizes, nsizes, fn), fn);
+}
+
+static int scatter_op(mlx_array *res, mlx_array a, const mlx_vector_array *many, mlx_array one, mlx_array updates,
+                      const int *axes, size_t naxes, int reduce, const char *fn)
+{
+    mc_array *x, *u, *idx[MC_MAX_NDIM];
+    int k = op_args(res, a, many, one, &updates, &x, idx, &u, fn);
+    return k < 0 ? 1 : mc_op_store(res, scatter_impl(x, idx, k, u, axes, naxes, reduce, fn), fn);
+}
+
+static const mlx_array no_array = {NULL};
 
 int mlx_gather(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const int *axes, size_t axes_num,
                const int *slice_sizes, size_t slice_sizes_num, const mlx_stream s)
 {
     MC_STREAM_REQUIRED(s);
-    static const char fn[] = "gather";
-    if (mc_op_check_res(res, fn))
-        return 1;
-    mc_array *x = mc_op_arg(a, fn, "a"), *idx[MC_MAX_NDIM];
-    int k = x ? vec_items(indices, idx, fn) : -1;
-    if (k < 0)
-        return 1;
-    return mc_op_store(res, gather_impl(x, idx, k, axes, axes_num, slice_sizes, slice_sizes_num, fn), fn);
+    return gather_op(res, a, &indices, no_array, axes, axes_num, slice_sizes, slice_sizes_num);
 }
 
 int mlx_gather_single(mlx_array *res, const mlx_array a, const mlx_array indices, int axis, const int *slice_sizes,
                       size_t slice_sizes_num, const mlx_stream s)
 {
     MC_STREAM_REQUIRED(s);
-    static const char fn[] = "gather";
-    if (mc_op_check_res(res, fn))
-        return 1;
-    mc_array *x = mc_op_arg(a, fn, "a");
-    mc_array *i = x ? mc_op_arg(indices, fn, "indices") : NULL;
-    if (!i)
-        return 1;
-    return mc_op_store(res, gather_impl(x, &i, 1, &axis, 1, slice_sizes, slice_sizes_num, fn), fn);
-}
-
-static int scatter_op(mlx_array *res, mlx_array a, mlx_vector_array indices, mlx_array updates, const int *axes,
-                      size_t naxes, int reduce, const char *fn)
-{
-    if (mc_op_check_res(res, fn))
-        return 1;
-    mc_array *x = mc_op_arg(a, fn, "a"), *idx[MC_MAX_NDIM];
-    mc_array *u = x ? mc_op_arg(updates, fn, "updates") : NULL;
-    int k = u ? vec_items(indices, idx, fn) : -1;
-    if (k < 0)
-        return 1;
-    return mc_op_store(res, scatter_impl(x, idx, k, u, axes, naxes, reduce, fn), fn);
-}
-
-static int scatter_single_op(mlx_array *res, mlx_array a, mlx_array indices, mlx_array updates, int axis,
-                             int reduce, const char *fn)
-{
-    if (mc_op_check_res(res, fn))
-        return 1;
-    mc_array *x = mc_op_arg(a, fn, "a");
-    mc_array *i = x ? mc_op_arg(indices, fn, "indices") : NULL;
-    mc_array *u = i ? mc_op_arg(updates, fn, "updates") : NULL;
-    if (!u)
-        return 1;
-    return mc_op_store(res, scatter_impl(x, &i, 1, u, &axis, 1, reduce, fn), fn);
+    return gather_op(res, a, NULL, indices, &axis, 1, slice_sizes, slice_sizes_num);
 }
 
 int mlx_scatter(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates,
                 const int *axes, size_t axes_num, const mlx_stream s)
 {
     MC_STREAM_REQUIRED(s);
-    return scatter_op(res, a, indices, updates, axes, axes_num, MC_SCATTER_NONE, "scatter");
+    return scatter_op(res, a, &indices, no_array, updates, axes, axes_num, MC_SCATTER_NONE, "scatter");
 }
 
 int mlx_scatter_single(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_array updates,
                        int axis, const mlx_stream s)
 {
     MC_STREAM_REQUIRED(s);
-    return scatter_single_op(res, a, indices, updates, axis, MC_SCATTER_NONE, "scatter");
+    return scatter_op(res, a, NULL, indices, updates, &axis, 1, MC_SCATTER_NONE, "scatter");
 }
 
 int mlx_scatter_add(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates,
                     const int *axes, size_t axes_num, const mlx_stream s)
 {
     MC_STREAM_REQUIRED(s);
-    return scatter_op(res, a, indices, updates, axes, axes_num, MC_SCATTER_SUM, "scatter_add");
+    return scatter_op(res, a, &indices, no_array, updates, axes, axes_num, MC_SCATTER_SUM, "scatter_add");
 }
 
 int mlx_scatter_add_single(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_array updates,
                            int axis, const mlx_stream s)
 {
     MC_STREAM_REQUIRED(s);
-    return scatter_single_op(res, a, indices, updates, axis, MC_SCATTER_SUM, "scatter_add");
+    return scatter_op(res, a, NULL, indices, updates, &axis, 1, MC_SCATTER_SUM, "scatter_add");
 }
 
 int mlx_scatter_prod(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates,
                      const int *axes, size_t axes_num, const mlx_stream s)
 {
     MC_STREAM_REQUIRED(s);
-    return scatter_op(res, a, indices, updates, axes, axes_num, MC_SCATTER_PROD, "scatter_prod");
+    return scatter_op(res, a, &indices, no_array, updates, axes, axes_num, MC_SCATTER_PROD, "scatter_prod");
 }
 
 int mlx_scatter_prod_single(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_array updates,
                             int axis, const mlx_stream s)
 {
     MC_STREAM_REQUIRED(s);
-    return scatter_single_op(res, a, indices, updates, axis, MC_SCATTER_PROD, "scatter_prod");
+    return scatter_op(res, a, NULL, indices, updates, &axis, 1, MC_SCATTER_PROD, "scatter_prod");
 }
 
 int mlx_scatter_max(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates,
                     const int *axes, size_t axes_num, const mlx_stream s)
 {
     MC_STREAM_REQUIRED(s);
-    return scatter_op(res, a, indices, updates, axes, axes_num, MC_SCATTER_MAX, "scatter_max");
+    return scatter_op(res, a, &indices, no_array, updates, axes, axes_num, MC_SCATTER_MAX, "scatter_max");
 }
 
 int mlx_scatter_max_single(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_array updates,
                            int axis, const mlx_stream s)
 {
     MC_STREAM_REQUIRED(s);
-    return scatter_single_op(res, a, indices, updates, axis, MC_SCATTER_MAX, "scatter_max");
+    return scatter_op(res, a, NULL, indices, updates, &axis, 1, MC_SCATTER_MAX, "scatter_max");
 }
 
 int mlx_scatter_min(mlx_array *res, const mlx_array a, const mlx_vector_array indices, const mlx_array updates,
                     const int *axes, size_t axes_num, const mlx_stream s)
 {
     MC_STREAM_REQUIRED(s);
-    return scatter_op(res, a, indices, updates, axes, axes_num, MC_SCATTER_MIN, "scatter_min");
+    return scatter_op(res, a, &indices, no_array, updates, axes, axes_num, MC_SCATTER_MIN, "scatter_min");
 }
 
 int mlx_scatter_min_single(mlx_array *res, const mlx_array a, const mlx_array indices, const mlx_array updates,
                            int axis, const mlx_stream s)
 {
     MC_STREAM_REQUIRED(s);
-    return scatter_single_op(res, a, indices, updates, axis, MC_SCATTER_MIN, "scatter_min");
+    return scatter_op(res, a, NULL, indices, updates, &axis, 1, MC_SCATTER_MIN, "scatter_min");
 }
 
 /* ---- dynamic slices ---- */
 
-/* MLX's normalize_dynamic_slice_inputs: axes normalised into ax[], and
- * start's entries as 0-d arrays (held by s) into st[]. */
-static int dyn_inputs(mc_gb *s, const mc_array *a, mc_array *start, const int *axes, size_t naxes, int *ax,
-                      mc_array **st, const char *pre)
+/* The arguments of a dynamic slice or update after its result pointer:
+ * src, then (when u is given) the update, then start. MLX's
+ * normalize_dynamic_slice_inputs: axes normalised into ax[]. Returns
+ * non-zero with one error reported. */
+static int dyn_args(mlx_array *res, mlx_array src, const mlx_array *update, mlx_array start, const int *axes,
+                    size_t naxes, mc_array **x, mc_array **u, mc_array **st, int *ax, const char *fn,
+                    const char *pre)
 {
-    if (start->size > (size_t)a->ndim)
+    if (mc_op_check_res(res, fn) || !(*x = mc_op_arg(src, fn, "src")))
+        return 1;
+    if (u && !(*u = mc_op_arg(*update, fn, "update")))
+        return 1;
+    if (!(*st = mc_op_arg(start, fn, "start")))
+        return 1;
+    const mc_array *a = *x, *b = *st;
+    if (b->size > (size_t)a->ndim || naxes > MC_MAX_NDIM || (naxes && !axes))
         return mc_error("%s Invalid number of starting positions for array with dimension %d.", pre, a->ndim);
-    if (start->ndim > 1)
+    if (b->ndim > 1)
         return mc_error("%s array of starting indices must be zero or one dimensional but has dimension %d.", pre,
-                        start->ndim);
-    if (start->size != naxes)
-        return mc_error("%s Number of starting indices %zu does not match number of axes %zu.", pre, start->size,
+                        b->ndim);
+    if (b->size != naxes)
+        return mc_error("%s Number of starting indices %zu does not match number of axes %zu.", pre, b->size,
                         naxes);
-    if (!mc_dtype_is_integer(start->dtype))
-        return mc_error("%s Start indices must be integers, got type %s.", pre, mc_dtype_name(start->dtype));
+    if (!mc_dtype_is_integer(b->dtype))
+        return mc_error("%s Start indices must be integers, got type %s.", pre, mc_dtype_name(b->dtype));
     for (size_t i = 0; i < naxes; i++) {
         int v = axes[i] < 0 ? axes[i] + a->ndim : axes[i];
         if (v < 0 || v >= a->ndim)
@@ -320,6 +319,12 @@ static int dyn_inputs(mc_gb *s, const mc_array *a, mc_array *start, const int *a
             if (ax[j] == v)
                 return mc_error("%s Repeat axes not allowed.", pre);
     }
+    return 0;
+}
+
+/* start's naxes entries as 0-d arrays (held by s) into st[]. */
+static void dyn_starts(mc_gb *s, mc_array *start, size_t naxes, mc_array **st)
+{
     mc_array *flat = mc_gb_reshape(s, start, 1, (int[]){(int)naxes});
     for (size_t i = 0; i < naxes; i++) {
         mc_slice_params p;
@@ -330,7 +335,6 @@ static int dyn_inputs(mc_gb *s, const mc_array *a, mc_array *start, const int *a
         p.strides[0] = 1;
         st[i] = mc_gb_reshape(s, mc_gb_slice(s, flat, &p), 0, NULL);
     }
-    return s->failed;
 }
 
 int mlx_slice_dynamic(mlx_array *res, const mlx_array a, const mlx_array start, const int *axes, size_t axes_num,
@@ -338,14 +342,10 @@ int mlx_slice_dynamic(mlx_array *res, const mlx_array a, const mlx_array start, 
 {
     MC_STREAM_REQUIRED(s);
     static const char fn[] = "slice_dynamic";
-    if (mc_op_check_res(res, fn))
+    mc_array *x, *st, *idx[MC_MAX_NDIM];
+    int ax[MC_MAX_NDIM];
+    if (dyn_args(res, a, NULL, start, axes, axes_num, &x, NULL, &st, ax, fn, "[slice]"))
         return 1;
-    mc_array *x = mc_op_arg(a, fn, "a");
-    mc_array *st = x ? mc_op_arg(start, fn, "start") : NULL;
-    if (!st)
-        return 1;
-    if (axes_num > MC_MAX_NDIM || (axes_num && !axes))
-        return mc_error("[slice] Invalid number of starting positions for array with dimension %d.", x->ndim);
     if (slice_size_num != (size_t)x->ndim || (slice_size_num && !slice_size))
         return mc_error("[slice] Invalid slice size for array with %d dimensions.", x->ndim);
     char s1[256], s2[256];
@@ -356,12 +356,7 @@ int mlx_slice_dynamic(mlx_array *res, const mlx_array a, const mlx_array start, 
                             mc_shape_str(s2, sizeof s2, x->ndim, x->shape));
     mc_gb g;
     mc_gb_begin(&g, fn);
-    int ax[MC_MAX_NDIM];
-    mc_array *idx[MC_MAX_NDIM];
-    if (dyn_inputs(&g, x, st, axes, axes_num, ax, idx, "[slice]")) {
-        mc_gb_end(&g);
-        return 1;
-    }
+    dyn_starts(&g, st, axes_num, idx);
     return mc_op_store(res, mc_gb_finish_ref(&g, mc_gb_gather(&g, x, idx, (int)axes_num, ax, slice_size)), fn);
 }
 
@@ -370,16 +365,10 @@ int mlx_slice_update_dynamic(mlx_array *res, const mlx_array src, const mlx_arra
 {
     MC_STREAM_REQUIRED(s);
     static const char fn[] = "slice_update_dynamic";
-    if (mc_op_check_res(res, fn))
+    mc_array *x, *u, *st, *idx[MC_MAX_NDIM];
+    int ax[MC_MAX_NDIM];
+    if (dyn_args(res, src, &update, start, axes, axes_num, &x, &u, &st, ax, fn, "[slice_update]"))
         return 1;
-    mc_array *x = mc_op_arg(src, fn, "src");
-    mc_array *u = x ? mc_op_arg(update, fn, "update") : NULL;
-    mc_array *st = u ? mc_op_arg(start, fn, "start") : NULL;
-    if (!st)
-        return 1;
-    if (axes_num > MC_MAX_NDIM || (axes_num && !axes))
-        return mc_error("[slice_update] Invalid number of starting positions for array with dimension %d.",
-                        x->ndim);
     if (u->ndim > x->ndim) {
         char s1[256], s2[256];
         return mc_error("[slice_update] Update with shape %s has more dimensions than the array of shape %s.",
@@ -388,12 +377,7 @@ int mlx_slice_update_dynamic(mlx_array *res, const mlx_array src, const mlx_arra
     }
     mc_gb g;
     mc_gb_begin(&g, fn);
-    int ax[MC_MAX_NDIM];
-    mc_array *idx[MC_MAX_NDIM];
-    if (dyn_inputs(&g, x, st, axes, axes_num, ax, idx, "[slice_update]")) {
-        mc_gb_end(&g);
-        return 1;
-    }
+    dyn_starts(&g, st, axes_num, idx);
     /* as MLX: the update gains src's leading axes (1 on the sliced ones)
      * and is cut to src's size before broadcasting */
     int diff = x->ndim - u->ndim, up[MC_MAX_NDIM];
@@ -441,8 +425,7 @@ int mlx_masked_scatter(mlx_array *res, const mlx_array a, const mlx_array mask, 
     int64_t vtotal = (int64_t)(v->ndim == un + 1 && v->ndim ? v->shape[0] : (int64_t)m->size);
     vtotal *= (int64_t)(m->size ? x->size / m->size : 0);
     if (x->size > INT32_MAX || vtotal > INT32_MAX)
-        return mc_error("[masked_scatter] Arrays of %zu elements are too large (at most %d).", x->size,
-                        INT32_MAX);
+        return mc_error("[masked_scatter] Arrays of %zu elements are too large (at most %d).", x->size, INT32_MAX);
     mc_gb g;
     mc_gb_begin(&g, fn);
     /* the mask over every element of a, and the values as MLX expands

@@ -58,7 +58,8 @@ static int svd_norm(mlx_array *res, mlx_array a, const int *axes, int ord, bool 
     mlx_vector_array out = mlx_vector_array_new();
     int rc = row > col ? mlx_moveaxis(&m, a, row, -1, s) || mlx_moveaxis(&m, m, col, -1, s)
                        : mlx_moveaxis(&m, a, col, -1, s) || mlx_moveaxis(&m, m, row, -2, s);
-    rc = rc || mlx_linalg_svd(&out, m, false, s) || mlx_vector_array_get(&sv, out, 0);
+    /* an empty vector handle means its allocation failed (and reported) */
+    rc = rc || !out.ctx || mlx_linalg_svd(&out, m, false, s) || mlx_vector_array_get(&sv, out, 0);
     if (ord == 2)
         rc = rc || mlx_max_axis(&sv, sv, -1, false, s);
     else if (ord == -2)
@@ -215,7 +216,8 @@ int mlx_linalg_cross(mlx_array *res, const mlx_array a, const mlx_array b, int a
     mlx_array bi[3] = {mlx_array_new(), mlx_array_new(), mlx_array_new()};
     mlx_vector_array sa = mlx_vector_array_new(), sb = mlx_vector_array_new(), parts = mlx_vector_array_new();
     out[ax] = a2 ? 2 : 3;
-    int rc = mlx_astype(&ac, a, t, s) || mlx_broadcast_to(&ac, ac, out, (size_t)nd, s);
+    int rc = !sa.ctx || !sb.ctx || !parts.ctx || mlx_astype(&ac, a, t, s) ||
+             mlx_broadcast_to(&ac, ac, out, (size_t)nd, s);
     out[ax] = b2 ? 2 : 3;
     rc = rc || mlx_astype(&bc, b, t, s) || mlx_broadcast_to(&bc, bc, out, (size_t)nd, s) ||
          mlx_split(&sa, ac, a2 ? 2 : 3, ax, s) || mlx_split(&sb, bc, b2 ? 2 : 3, ax, s);

@@ -130,7 +130,7 @@ int mlx_linalg_pinv(mlx_array *res, const mlx_array a, const mlx_stream s)
     mlx_array u = mlx_array_new(), sv = mlx_array_new(), v = mlx_array_new(), cut = mlx_array_new();
     mlx_array rc_arr = mlx_array_new_float64(rcond), zero = mlx_array_new_float32(0.0f);
     mlx_array mask = mlx_array_new(), rs = mlx_array_new();
-    int rc = mlx_linalg_svd(&usv, a, true, s) || mlx_vector_array_get(&u, usv, 0) ||
+    int rc = !usv.ctx || mlx_linalg_svd(&usv, a, true, s) || mlx_vector_array_get(&u, usv, 0) ||
              mlx_vector_array_get(&sv, usv, 1) || mlx_vector_array_get(&v, usv, 2);
     /* U[..., :m, :k]^T and Vt[..., :k, :n]^T */
     stop[nd - 2] = m, stop[nd - 1] = k;

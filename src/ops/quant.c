@@ -481,7 +481,8 @@ int mlx_gather_qmm(mlx_array *res, const mlx_array x, const mlx_array w, const m
     mlx_array li = mlx_array_new(), ri = mlx_array_new(), xf = mlx_array_new(), wf = mlx_array_new();
     mlx_array sf = mlx_array_new(), bf = mlx_array_new(), y = mlx_array_new();
     mlx_vector_array in = mlx_vector_array_new(), bc = mlx_vector_array_new();
-    int rc = indices_or_default(&li, lhs_indices, a, s) || indices_or_default(&ri, rhs_indices, q, s) ||
+    int rc = !in.ctx || !bc.ctx || indices_or_default(&li, lhs_indices, a, s) ||
+             indices_or_default(&ri, rhs_indices, q, s) ||
              mlx_vector_array_append_value(in, li) || mlx_vector_array_append_value(in, ri) ||
              mlx_broadcast_arrays(&bc, in, s) || mlx_vector_array_get(&li, bc, 0) ||
              mlx_vector_array_get(&ri, bc, 1);

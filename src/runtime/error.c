@@ -2,6 +2,7 @@
 #include "runtime/error.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,39 +20,70 @@ static void mc_default_handler(const char *msg, void *data)
     exit(-1);
 }
 
-/* The handler triple is swapped under a lock, but the handler itself is
- * called without it: it is user code and may call back into the library. */
+/* The installed handler is a refcounted record: the lock guards only the
+ * pointer to it, and a report holds a reference while it calls the
+ * handler, which is user code (it may call back into the library, take
+ * its time, or run on several threads at once). Replacing the handler
+ * drops the record's installed reference; whichever reference goes last,
+ * the replacement or the last call still running the old handler, runs
+ * its destructor. So a destructor never runs while its handler is in a
+ * call, and no library lock is held while either runs. */
+typedef struct handler_rec {
+    atomic_long refs;
+    mlx_error_handler_func fn;
+    void *data;
+    void (*dtor)(void *);
+} handler_rec;
+
 static pthread_mutex_t handler_lock = PTHREAD_MUTEX_INITIALIZER;
-static mlx_error_handler_func handler = mc_default_handler;
-static void *handler_data;
-static void (*handler_dtor)(void *);
+static handler_rec default_rec = {1, mc_default_handler, NULL, NULL}; /* never released */
+static handler_rec *current = &default_rec;
 
 static _Thread_local char last_message[MC_ERROR_MAX];
 static _Thread_local unsigned long error_serial;
 
 unsigned long mc_error_serial(void) { return error_serial; }
 
+static void handler_release(handler_rec *r)
+{
+    if (r == &default_rec || atomic_fetch_sub_explicit(&r->refs, 1, memory_order_acq_rel) != 1)
+        return;
+    if (r->dtor)
+        r->dtor(r->data);
+    free(r);
+}
+
 void mlx_set_error_handler(mlx_error_handler_func fn, void *data, void (*dtor)(void *))
 {
+    handler_rec *r = malloc(sizeof *r);
+    if (!r) {
+        /* the handler owned its data from the call on, as in mlx-c */
+        if (dtor)
+            dtor(data);
+        mc_error_oom("mlx_set_error_handler", sizeof *r);
+        return;
+    }
+    atomic_init(&r->refs, 1);
+    r->fn = fn ? fn : mc_default_handler;
+    r->data = data;
+    r->dtor = dtor;
     pthread_mutex_lock(&handler_lock);
-    void *old_data = handler_data;
-    void (*old_dtor)(void *) = handler_dtor;
-    handler = fn ? fn : mc_default_handler;
-    handler_data = data;
-    handler_dtor = dtor;
+    handler_rec *old = current;
+    current = r;
     pthread_mutex_unlock(&handler_lock);
-    if (old_dtor)
-        old_dtor(old_data);
+    handler_release(old);
 }
 
 static void mc_dispatch(const char *msg)
 {
     error_serial++;
     pthread_mutex_lock(&handler_lock);
-    mlx_error_handler_func fn = handler;
-    void *data = handler_data;
+    handler_rec *r = current;
+    if (r != &default_rec)
+        atomic_fetch_add_explicit(&r->refs, 1, memory_order_relaxed);
     pthread_mutex_unlock(&handler_lock);
-    fn(msg, data);
+    r->fn(msg, r->data);
+    handler_release(r);
 }
 
 int mc_verror(const char *fmt, va_list ap)

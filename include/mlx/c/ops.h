@@ -1309,6 +1309,51 @@ int mlx_kron(
     const mlx_array b,
     const mlx_stream s);
 
+/* a @ b computed only where the block masks let it (block_size 32 or 64):
+ * mask_out (batch, ceil(M/bs), ceil(N/bs)) masks the output's blocks,
+ * mask_lhs (.., ceil(M/bs), ceil(K/bs)) and mask_rhs (.., ceil(K/bs),
+ * ceil(N/bs)) the operands' blocks; masks broadcast over the batch. A bool
+ * mask zeroes its false blocks, a numeric one multiplies its blocks; a
+ * block row the out or lhs mask removes entirely is not computed. Without
+ * masks, mlx_matmul. Real floating types only. */
+int mlx_block_masked_mm(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_array b,
+    int block_size,
+    const mlx_array mask_out /* may be null */,
+    const mlx_array mask_lhs /* may be null */,
+    const mlx_array mask_rhs /* may be null */,
+    const mlx_stream s);
+
+/* The products of the matrices of a that lhs_indices names with those of b
+ * that rhs_indices names (a matrix number counts a's or b's batch dims
+ * row-major), pair by pair over the indices' broadcast shape I: result
+ * I + (M, N). An absent index array names every matrix in order; with
+ * neither, mlx_matmul. Indices are converted to uint32 (as MLX converts
+ * them), and an index past the last matrix reads the last one (MLX's is
+ * undefined). sorted_indices is MLX's hint; it changes no value. Products
+ * sharing one matrix of b run as one BLAS product. Real floating types. */
+int mlx_gather_mm(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_array b,
+    const mlx_array lhs_indices /* may be null */,
+    const mlx_array rhs_indices /* may be null */,
+    bool sorted_indices,
+    const mlx_stream s);
+
+/* For each (start, stop) pair of segments (shape (..., 2), integral),
+ * a[:, start:stop] @ b[start:stop, :]: result (..., M, N), zeros where
+ * stop <= start. a (M, K) and b (K, N) are 2-d; bounds past K read as K
+ * (MLX reads outside the arrays there). Real floating types only. */
+int mlx_segmented_mm(
+    mlx_array* res,
+    const mlx_array a,
+    const mlx_array b,
+    const mlx_array segments,
+    const mlx_stream s);
+
 /* ---- Convolutions -------------------------------------------------------- */
 
 /* Convolutions in MLX's channels-last layouts: input (N, spatial..., C_in),
@@ -1509,6 +1554,15 @@ int mlx_qqmm(
     const mlx_stream s);
 
 /* ---- Miscellaneous ------------------------------------------------------- */
+
+/* Arrays equal to inputs (views of them, not copies), one per input, whose
+ * evaluation first evaluates every array of dependencies. Needs at least
+ * one input. The dependencies get zero gradients; there is no jvp, as in
+ * MLX. */
+int mlx_depends(
+    mlx_vector_array* res,
+    const mlx_vector_array inputs,
+    const mlx_vector_array dependencies);
 
 /* Converts a to dtype (a itself if it already has that dtype). */
 int mlx_astype(
