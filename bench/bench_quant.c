@@ -1,10 +1,11 @@
-/* Quantized matmul (4-bit, group 64, float32 activations) for decoding
- * (x 1 x 4096 against W 4096 x 4096 and 11008 x 4096) and prefill (512 x
- * 4096 against 4096 x 4096), next to our float32 matmul of the same shapes
- * and to the floor set by memory bandwidth: the bytes of the packed
- * weights, scales and biases divided by the read bandwidth a large float32
- * sum reaches in the same run. bench/quant_ref.py measures MLX's CPU
- * quantized_matmul on the same shapes. */
+/* Quantized matmul (affine 4-bit, group 64, float32 activations) for
+ * decoding (x 1 x 4096 against W 4096 x 4096 and 11008 x 4096) and prefill
+ * (512 x 4096 against 4096 x 4096), and mxfp4 decoding (4096 x 4096), next
+ * to our float32 matmul of the same shapes and to the floor set by memory
+ * bandwidth: the bytes of the packed weights, scales and biases divided by
+ * the read bandwidth a large float32 sum reaches in the same run.
+ * bench/quant_ref.py measures MLX's CPU quantized_matmul on the same
+ * shapes. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,8 @@
 typedef struct job {
     mlx_array x, w, q, s, b;
     int mode; /* 0 quantized_matmul, 1 float32 matmul, 2 sum of w */
+    const char *qmode;
+    int gs, bits;
 } job;
 
 static int run(void *ctx)
@@ -22,10 +25,10 @@ static int run(void *ctx)
     job *j = ctx;
     mlx_stream st = mlx_default_cpu_stream_new();
     mlx_array y = mlx_array_new();
-    mlx_optional_int gs = {64, true}, bits = {4, true};
+    mlx_optional_int gs = {j->gs, true}, bits = {j->bits, true};
     int rc;
     if (j->mode == 0)
-        rc = mlx_quantized_matmul(&y, j->x, j->q, j->s, j->b, true, gs, bits, "affine", st);
+        rc = mlx_quantized_matmul(&y, j->x, j->q, j->s, j->b, true, gs, bits, j->qmode, st);
     else if (j->mode == 1) {
         mlx_array wt = mlx_array_new();
         rc = mlx_transpose(&wt, j->w, st) || mlx_matmul(&y, j->x, wt, st);
@@ -51,21 +54,32 @@ static mlx_array random_normal(int r, int c, uint64_t seed)
     return a;
 }
 
-static void bench_shape(const char *name, int M, int N, int K, double read_gbs)
+/* mode "affine" (group 64, 4 bits: float32 scales and biases) or "mxfp4"
+ * (group 32: one uint8 scale). */
+static void bench_shape(const char *name, int M, int N, int K, double read_gbs, const char *qmode)
 {
     mlx_stream st = mlx_default_cpu_stream_new();
-    job j = {random_normal(M, K, 1), random_normal(N, K, 2), mlx_array_new(), mlx_array_new(), mlx_array_new(), 0};
+    bool affine = strcmp(qmode, "affine") == 0;
+    job j = {random_normal(M, K, 1),
+             random_normal(N, K, 2),
+             mlx_array_new(),
+             mlx_array_new(),
+             mlx_array_new(),
+             0,
+             qmode,
+             affine ? 64 : 32,
+             4};
     mlx_vector_array r = mlx_vector_array_new();
-    mlx_optional_int gs = {64, true}, bits = {4, true};
+    mlx_optional_int gs = {j.gs, true}, bits = {4, true};
     mlx_array none = {NULL};
-    if (mlx_quantize(&r, j.w, gs, bits, "affine", none, st) || mlx_vector_array_get(&j.q, r, 0) ||
-        mlx_vector_array_get(&j.s, r, 1) || mlx_vector_array_get(&j.b, r, 2) || mlx_array_eval(j.q) ||
-        mlx_array_eval(j.s) || mlx_array_eval(j.b)) {
+    if (mlx_quantize(&r, j.w, gs, bits, qmode, none, st) || mlx_vector_array_get(&j.q, r, 0) ||
+        mlx_vector_array_get(&j.s, r, 1) || (affine && mlx_vector_array_get(&j.b, r, 2)) || mlx_array_eval(j.q) ||
+        mlx_array_eval(j.s) || (affine && mlx_array_eval(j.b))) {
         fprintf(stderr, "quantize failed\n");
         exit(1);
     }
-    char n1[96], info[160];
-    double bytes = (double)N * K / 2 + 2.0 * N * (K / 64) * 4;
+    char n1[96], info[200];
+    double bytes = (double)N * K / 2 + (affine ? 2.0 * N * (K / 64) * 4 : (double)N * (K / 32));
     snprintf(n1, sizeof n1, "qmm_%s", name);
     bu_stat s0 = bu_measure(run, &j, 2, bu_reps(M > 1 ? 5 : 30));
     bu_report("mlx-cpu", n1, 0, s0);
@@ -91,7 +105,7 @@ static void bench_shape(const char *name, int M, int N, int K, double read_gbs)
 int main(void)
 {
     /* read bandwidth: a float32 sum over 256 MiB (the pool's threads) */
-    job bw = {{NULL}, random_normal(8192, 8192, 3), {NULL}, {NULL}, {NULL}, 2};
+    job bw = {{NULL}, random_normal(8192, 8192, 3), {NULL}, {NULL}, {NULL}, 2, "affine", 64, 4};
     bu_stat sb = bu_measure(run, &bw, 1, bu_reps(10));
     bu_report("mlx-cpu", "sum_f32_256MiB", 0, sb);
     double gbs = 8192.0 * 8192 * 4 / (sb.median_ns / 1e9) / 1e9;
@@ -99,8 +113,9 @@ int main(void)
     snprintf(info, sizeof info, "read bandwidth (sum of 256 MiB) %.2f GB/s", gbs);
     bu_info("quant", info);
     mlx_array_free(bw.w);
-    bench_shape("decode_4096x4096", 1, 4096, 4096, gbs);
-    bench_shape("decode_11008x4096", 1, 11008, 4096, gbs);
-    bench_shape("prefill_512_4096x4096", 512, 4096, 4096, gbs);
+    bench_shape("decode_4096x4096", 1, 4096, 4096, gbs, "affine");
+    bench_shape("decode_11008x4096", 1, 11008, 4096, gbs, "affine");
+    bench_shape("prefill_512_4096x4096", 512, 4096, 4096, gbs, "affine");
+    bench_shape("mxfp4_decode_4096x4096", 1, 4096, 4096, gbs, "mxfp4");
     return 0;
 }

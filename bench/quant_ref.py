@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""MLX's CPU quantized_matmul (4-bit, group 64, float32 x) on the shapes of
-bench/bench_quant.c, in the same BENCH line format. Run with the python
+"""MLX's CPU quantized_matmul (affine 4-bit, group 64, float32 x; and mxfp4)
+on the shapes of bench/bench_quant.c, in the same BENCH line format. Run with the python
 that has PyPI's mlx (BENCH_MLX_PYTHON)."""
 import os
 import time
@@ -40,3 +40,10 @@ for name, m, n, k in (("decode_4096x4096", 1, 4096, 4096), ("decode_11008x4096",
     reps = scaled(3 if m > 1 else 10)
     med, mn = measure(lambda: mx.quantized_matmul(x, q, s, b, transpose=True, group_size=64, bits=4), reps)
     print("BENCH side=mlx name=qmm_%s threads=0 median_ns=%d min_ns=%d reps=%d" % (name, med, mn, reps))
+
+x = mx.random.normal((1, 4096))
+q, s = mx.quantize(mx.random.normal((4096, 4096)), mode="mxfp4")
+mx.eval(x, q, s)
+reps = scaled(10)
+med, mn = measure(lambda: mx.quantized_matmul(x, q, s, transpose=True, mode="mxfp4"), reps)
+print("BENCH side=mlx name=qmm_mxfp4_decode_4096x4096 threads=0 median_ns=%d min_ns=%d reps=%d" % (med, mn, reps))

@@ -1,5 +1,6 @@
-/* Kernels of MLX's affine quantization over raw pointers: packing,
- * unpacking and the products of a float matrix with a packed one.
+/* Kernels of MLX's quantization over raw pointers: packing, unpacking and
+ * the products of a float matrix with a packed one, in the affine mode
+ * (below) and the floating point modes (mxfp4, mxfp8, nvfp4).
  *
  * The packed layout is MLX 0.31's for every bits value: the b-bit codes of
  * a row, element i at bit i * b of the row's little-endian bit stream (so a
@@ -28,8 +29,35 @@ void mc_quant_affine(const void *w, int dtype, size_t g0, size_t g1, int gs, int
 void mc_dequant_affine(const uint8_t *w, const void *scales, const void *biases, int sdtype, size_t g0, size_t g1,
                        int gs, int bits, void *out);
 
+/* MLX 0.31's floating point modes, told apart by group size and bits as
+ * its kernels do: mxfp4 (gs 32, bits 4), mxfp8 (32, 8), nvfp4 (16, 4).
+ * Codes are fp4 e2m1 (a nibble, element 2i in the low one of byte i) or
+ * fp8 e4m3 (a byte); one uint8 scale per group, e8m0 (2^(s - 127)) for
+ * gs 32 and e4m3 for gs 16; no biases. */
+
+/* MLX's CPU quantize for these modes (its composition of ops, every step
+ * rounded to w's dtype where MLX's is) of groups [g0, g1) of w: codes into
+ * packed (group g at byte g * gs * bits / 8), scales into scales[g].
+ * scale_encode is nvfp4's 448 * 6 / global_scale (1 without one). */
+void mc_quant_fp(const void *w, int dtype, size_t g0, size_t g1, int gs, int bits, float scale_encode,
+                 uint8_t *packed, uint8_t *scales);
+
+/* MLX's fp dequantize of groups [g0, g1) into out of dtype: lut value times
+ * the decoded scale, rounded to dtype; with inv_encode (nvfp4 with a global
+ * scale: global_scale / (448 * 6)) the scale is multiplied by it and out
+ * is float32, as MLX's type promotion makes it. */
+void mc_dequant_fp(const uint8_t *w, const uint8_t *scales, int gs, int bits, size_t g0, size_t g1, int dtype,
+                   const float *inv_encode, void *out);
+
+/* MLX's CPU quantize-then-dequantize of one row of n values of x (dtype)
+ * into out (dtype), as QQMatmul applies it to its first operand: float32
+ * arithmetic, e8m0 scales rounded half away from zero, fp4 rounded to
+ * nearest even. */
+void mc_qdq_fp(const void *x, int dtype, size_t n, int gs, int bits, void *out);
+
 /* A packed matrix for the products: row r's words start at w + r * wld,
- * its group scales and biases at r * sld (in elements of sdtype). */
+ * its group scales and biases at r * sld (in elements of sdtype; with fp
+ * set, uint8 scales of the modes above and no biases). */
 typedef struct mc_qmat {
     const uint32_t *w;
     size_t wld;
@@ -37,6 +65,7 @@ typedef struct mc_qmat {
     size_t sld;
     int sdtype;
     int bits, gs;
+    int fp;
 } mc_qmat;
 
 /* Elements [e0, e0 + count) of row `row` as float32 (scale * code + bias

@@ -9,13 +9,28 @@
  * and multiplied into per-group accumulators that are scaled once per
  * group; the bias term is bias * sum(x over the group), with the group
  * sums of x computed once per call. So per code: a shift, a mask, a
- * convert and one multiply-add per row of x. */
+ * convert and one multiply-add per row of x.
+ *
+ * The fp4 modes (mxfp4, nvfp4) decode eight e2m1 codes of a word with one
+ * table lookup across the lanes (AVX2's permute on the three magnitude
+ * bits, the sign bit moved into place) and have no bias term. The AVX-512
+ * build decodes two words at once: both broadcast into sixteen lanes,
+ * alternating, each lane shifted to its nibble and looked up in the whole
+ * sixteen-entry table by one permute; x is interleaved once per call to
+ * match, so per sixteen codes: a load, a shift, a permute and a
+ * multiply-add. mxfp8's e4m3 bytes widen through F16C (eight at a time,
+ * exact); the affine bits 3, 5, 6 unpack a row at a time. */
 #include <stdbool.h>
 #include <string.h>
 
 #include "simd/dtype.h"
+#include "simd/fp8.h"
 #include "simd/half_convert.h"
 #include "simd/quant.h"
+
+#if defined(__AVX2__)
+#include <immintrin.h>
+#endif
 
 #ifndef MC_QK_VARIANT
 #define MC_QK_VARIANT generic
@@ -87,10 +102,92 @@ static inline uint32_t code_at(const uint8_t *p, size_t o, int bits)
     return (v >> sh) & ((1u << bits) - 1u);
 }
 
-static inline bool fast_bits(int bits) { return bits == 2 || bits == 4 || bits == 8; }
+/* The kernels' unpacking in registers: affine bits 2, 4, 8, and the fp
+ * modes. */
+static inline bool fast_path(const mc_qmat *q) { return q->fp || q->bits == 2 || q->bits == 4 || q->bits == 8; }
+
+/* An fp mode's scale: e4m3 for groups of 16, else e8m0 (2^(s - 127), the
+ * bfloat16 MLX builds from it). */
+static inline float fp_scale(const mc_qmat *q, size_t i)
+{
+    uint8_t b = ((const uint8_t *)q->scales)[i];
+    if (q->gs == 16) {
+        float v;
+        mc_fp8_to_f32(&b, &v, 1);
+        return v;
+    }
+    return mc_bf16_to_f32(b == 0 ? 0x40 : (uint16_t)(b << 7));
+}
+
+/* The eight e2m1 codes of a word (element 8j + i in nibble i). */
+static inline __attribute__((always_inline)) v8f fp4x8(uint32_t a)
+{
+#if defined(__AVX2__)
+    __m256i v = _mm256_set1_epi32((int)a);
+    __m256i idx = _mm256_srlv_epi32(v, _mm256_setr_epi32(0, 4, 8, 12, 16, 20, 24, 28));
+    __m256 mag = _mm256_permutevar8x32_ps(_mm256_setr_ps(0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f), idx);
+    __m256i sign = _mm256_and_si256(_mm256_sllv_epi32(v, _mm256_setr_epi32(28, 24, 20, 16, 12, 8, 4, 0)),
+                                    _mm256_set1_epi32((int)0x80000000u));
+    return (v8f)_mm256_xor_ps(mag, _mm256_castsi256_ps(sign));
+#else
+    static const float lut[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
+                                  -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+    v8f r;
+    for (int i = 0; i < 8; i++)
+        r[i] = lut[(a >> (4 * i)) & 15u];
+    return r;
+#endif
+}
+
+/* Eight e4m3 codes from p as float32, as mc_fp8_to_f32 widens them: the
+ * byte's low seven bits placed as a half's exponent and mantissa read the
+ * value 2^8 too small, which F16C converts exactly, subnormals included. */
+static inline __attribute__((always_inline)) v8f fp8x8(const uint8_t *p)
+{
+#if defined(__F16C__)
+    uint64_t b8;
+    memcpy(&b8, p, sizeof b8);
+    __m128i v = _mm_cvtepu8_epi16(_mm_cvtsi64_si128((long long)b8));
+    __m128i h = _mm_or_si128(_mm_slli_epi16(_mm_and_si128(v, _mm_set1_epi16(0x7F)), 7),
+                             _mm_slli_epi16(_mm_and_si128(v, _mm_set1_epi16(0x80)), 8));
+    v8f r = (v8f)_mm256_cvtph_ps(h);
+    return r * 256.0f;
+#else
+    v8f r;
+    float t[8];
+    mc_fp8_to_f32(p, t, 8);
+    memcpy(&r, t, sizeof r);
+    return r;
+#endif
+}
+
+/* One row of an fp mode's codes, group by group, as float32. */
+static void fp_dequant_row(const mc_qmat *q, int row, int e0, int count, float *out)
+{
+    const uint32_t *w = q->w + (size_t)row * q->wld;
+    size_t sbase = (size_t)row * q->sld;
+    for (int g = e0 / q->gs; g < (e0 + count) / q->gs; g++) {
+        float s = fp_scale(q, sbase + (size_t)g);
+        float *o = out + (g * q->gs - e0);
+        int e = g * q->gs;
+        if (q->bits == 4) {
+            v8f vs = {s, s, s, s, s, s, s, s};
+            for (int j = 0; j < q->gs; j += 8)
+                store8(o + j, fp4x8(w[(e + j) >> 3]) * vs);
+        } else {
+            mc_fp8_to_f32((const uint8_t *)w + e, o, (size_t)q->gs);
+            for (int j = 0; j < q->gs; j++)
+                o[j] *= s;
+        }
+    }
+}
 
 void QK_NAME(mc_qdequant_f32)(const mc_qmat *q, int row, int e0, int count, float *out)
 {
+    if (q->fp) {
+        fp_dequant_row(q, row, e0, count, out);
+        return;
+    }
     const uint32_t *w = q->w + (size_t)row * q->wld;
     size_t sbase = (size_t)row * q->sld;
     for (int g = e0 / q->gs; g < (e0 + count) / q->gs; g++) {
@@ -98,7 +195,7 @@ void QK_NAME(mc_qdequant_f32)(const mc_qmat *q, int row, int e0, int count, floa
         float b = scale_at(q->biases, q->sdtype, sbase + (size_t)g);
         float *o = out + (g * q->gs - e0);
         int e = g * q->gs;
-        if (fast_bits(q->bits)) {
+        if (fast_path(q)) {
             v8f vs = {s, s, s, s, s, s, s, s}, vb = {b, b, b, b, b, b, b, b};
             for (int j = 0; j < q->gs; j += 8)
                 store8(o + j, unpack8(w, e + j, q->bits) * vs + vb);
@@ -112,7 +209,7 @@ void QK_NAME(mc_qdequant_f32)(const mc_qmat *q, int row, int e0, int count, floa
 
 size_t QK_NAME(mc_qgemv_t_scratch)(const mc_qmat *q, int M, int K)
 {
-    return (size_t)M * (size_t)(K / q->gs) + (fast_bits(q->bits) ? 0 : (size_t)K);
+    return (size_t)M * (size_t)(K / q->gs) + (fast_path(q) ? 0 : (size_t)K) + (q->fp ? (size_t)M * (size_t)K : 0);
 }
 
 /* Rows [n0, n1) against up to QK_MB rows of x, for a bits value known at
@@ -170,11 +267,125 @@ static void gemv_slow(const mc_qmat *q, int K, const float *x, int M, size_t ldx
     }
 }
 
+/* fp rows [n0, n1) (e2m1 for bits 4, e4m3 for 8, bits known at compile
+ * time after inlining) against up to QK_MB rows of x: per group the
+ * codes' dot products, then one multiply by the group's scale. */
+static inline __attribute__((always_inline)) void gemv_fp_block(const mc_qmat *q, int bits, const float *x, int mb,
+                                                                size_t ldx, float *out, size_t ldo, int n0, int n1,
+                                                                int ng)
+{
+    const int gs = q->gs;
+    for (int n = n0; n < n1; n++) {
+        const uint32_t *w = q->w + (size_t)n * q->wld;
+        size_t sbase = (size_t)n * q->sld;
+        v8f acc[QK_MB] = {{0}};
+        for (int g = 0; g < ng; g++) {
+            v8f ga[QK_MB] = {{0}};
+            int e0 = g * gs;
+            for (int e = e0; e < e0 + gs; e += 8) {
+                v8f wf = bits == 4 ? fp4x8(w[e >> 3]) : fp8x8((const uint8_t *)w + e);
+                for (int m = 0; m < mb; m++)
+                    ga[m] += wf * load8(x + (size_t)m * ldx + (size_t)e);
+            }
+            float s = fp_scale(q, sbase + (size_t)g);
+            v8f vs = {s, s, s, s, s, s, s, s};
+            for (int m = 0; m < mb; m++)
+                acc[m] += ga[m] * vs;
+        }
+        for (int m = 0; m < mb; m++)
+            out[(size_t)m * ldo + (size_t)n] = hsum8(acc[m]);
+    }
+}
+
+#if defined(__AVX512F__)
+/* Groups of fp4 rows [n0, n1) against mb rows of xp (x interleaved: in
+ * each run of 16, element j at 2j and element 8 + j at 2j + 1). Four
+ * accumulators per row of x, taking the groups in turn, so that the
+ * multiply-adds of successive groups do not wait on each other. */
+static inline __attribute__((always_inline)) void gemv_fp4_512(const mc_qmat *q, const float *xp, int mb, size_t K,
+                                                               float *out, size_t ldo, int n0, int n1)
+{
+    const __m512 lut = _mm512_setr_ps(0.0f, 0.5f, 1.0f, 1.5f, 2.0f, 3.0f, 4.0f, 6.0f, -0.0f, -0.5f, -1.0f, -1.5f,
+                                      -2.0f, -3.0f, -4.0f, -6.0f);
+    const __m512i sh = _mm512_setr_epi32(0, 0, 4, 4, 8, 8, 12, 12, 16, 16, 20, 20, 24, 24, 28, 28);
+    const int per_group = q->gs / 16, ng = (int)(K / (size_t)q->gs);
+    for (int n = n0; n < n1; n++) {
+        const uint32_t *w = q->w + (size_t)n * q->wld;
+        size_t sbase = (size_t)n * q->sld;
+        __m512 acc[QK_MB][4];
+        for (int m = 0; m < mb; m++)
+            for (int a = 0; a < 4; a++)
+                acc[m][a] = _mm512_setzero_ps();
+        for (int g = 0; g < ng; g++) {
+            __m512 ga[QK_MB];
+            for (int m = 0; m < mb; m++)
+                ga[m] = _mm512_setzero_ps();
+            for (int c = g * per_group; c < (g + 1) * per_group; c++) {
+                uint64_t pair;
+                memcpy(&pair, w + 2 * c, sizeof pair);
+                __m512i codes = _mm512_srlv_epi32(_mm512_set1_epi64((long long)pair), sh);
+                __m512 wf = _mm512_permutexvar_ps(codes, lut);
+                for (int m = 0; m < mb; m++)
+                    ga[m] = _mm512_fmadd_ps(wf, _mm512_loadu_ps(xp + (size_t)m * K + (size_t)c * 16), ga[m]);
+            }
+            __m512 vs = _mm512_set1_ps(fp_scale(q, sbase + (size_t)g));
+            for (int m = 0; m < mb; m++)
+                acc[m][g & 3] = _mm512_fmadd_ps(ga[m], vs, acc[m][g & 3]);
+        }
+        for (int m = 0; m < mb; m++)
+            out[(size_t)m * ldo + (size_t)n] = _mm512_reduce_add_ps(
+                _mm512_add_ps(_mm512_add_ps(acc[m][0], acc[m][1]), _mm512_add_ps(acc[m][2], acc[m][3])));
+    }
+}
+
+/* x's rows interleaved for gemv_fp4_512 into xp (M * K floats). */
+static void interleave16(const float *x, int M, size_t ldx, size_t K, float *xp)
+{
+    for (int m = 0; m < M; m++)
+        for (size_t c = 0; c < K; c += 16)
+            for (int j = 0; j < 8; j++) {
+                xp[(size_t)m * K + c + 2 * (size_t)j] = x[(size_t)m * ldx + c + (size_t)j];
+                xp[(size_t)m * K + c + 2 * (size_t)j + 1] = x[(size_t)m * ldx + c + 8 + (size_t)j];
+            }
+}
+#endif
+
 void QK_NAME(mc_qgemv_t)(const mc_qmat *q, int K, const float *x, int M, size_t ldx, float *out, size_t ldo,
                          int n0, int n1, float *tmp)
 {
-    if (!fast_bits(q->bits)) {
+    if (!fast_path(q)) {
         gemv_slow(q, K, x, M, ldx, out, ldo, n0, n1, tmp + (size_t)M * (size_t)(K / q->gs));
+        return;
+    }
+    if (q->fp) {
+#if defined(__AVX512F__)
+        if (q->bits == 4) {
+            interleave16(x, M, ldx, (size_t)K, tmp);
+            for (int m0 = 0; m0 < M; m0 += QK_MB) {
+                int mb = M - m0 < QK_MB ? M - m0 : QK_MB;
+                /* one row of x (decoding) gets its own inlined copy */
+                if (mb == 1)
+                    gemv_fp4_512(q, tmp + (size_t)m0 * (size_t)K, 1, (size_t)K, out + (size_t)m0 * ldo, ldo, n0,
+                                 n1);
+                else
+                    gemv_fp4_512(q, tmp + (size_t)m0 * (size_t)K, mb, (size_t)K, out + (size_t)m0 * ldo, ldo, n0,
+                                 n1);
+            }
+            return;
+        }
+#endif
+        for (int m0 = 0; m0 < M; m0 += QK_MB) {
+            int mb = M - m0 < QK_MB ? M - m0 : QK_MB;
+            const float *xb = x + (size_t)m0 * ldx;
+            float *ob = out + (size_t)m0 * ldo;
+            /* one row of x (decoding) gets its own inlined copy */
+            switch (q->bits * 2 + (mb == 1)) {
+            case 9: gemv_fp_block(q, 4, xb, 1, ldx, ob, ldo, n0, n1, K / q->gs); break;
+            case 8: gemv_fp_block(q, 4, xb, mb, ldx, ob, ldo, n0, n1, K / q->gs); break;
+            case 17: gemv_fp_block(q, 8, xb, 1, ldx, ob, ldo, n0, n1, K / q->gs); break;
+            default: gemv_fp_block(q, 8, xb, mb, ldx, ob, ldo, n0, n1, K / q->gs); break;
+            }
+        }
         return;
     }
     int ng = K / q->gs;

@@ -7,42 +7,12 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "simd/dtype.h"
-#include "simd/half_convert.h"
 #include "simd/quant.h"
+#include "simd/quant_elem.h"
 
 #ifdef __clang__
 #pragma STDC FP_CONTRACT OFF
 #endif
-
-static inline float load_f(const void *p, int dtype, size_t i)
-{
-    switch (dtype) {
-    case MC_SIMD_FLOAT16: return mc_f16_to_f32(((const uint16_t *)p)[i]);
-    case MC_SIMD_BFLOAT16: return mc_bf16_to_f32(((const uint16_t *)p)[i]);
-    default: return ((const float *)p)[i];
-    }
-}
-
-/* v rounded to dtype and stored. */
-static inline void store_f(void *p, int dtype, size_t i, float v)
-{
-    switch (dtype) {
-    case MC_SIMD_FLOAT16: ((uint16_t *)p)[i] = mc_f32_to_f16(v); break;
-    case MC_SIMD_BFLOAT16: ((uint16_t *)p)[i] = mc_f32_to_bf16(v); break;
-    default: ((float *)p)[i] = v; break;
-    }
-}
-
-/* v rounded to dtype, as a float32. */
-static inline float round_to(int dtype, float v)
-{
-    switch (dtype) {
-    case MC_SIMD_FLOAT16: return mc_f16_to_f32(mc_f32_to_f16(v));
-    case MC_SIMD_BFLOAT16: return mc_bf16_to_f32(mc_f32_to_bf16(v));
-    default: return v;
-    }
-}
 
 /* The code at bit offset o of a bit stream (reads only the bytes the code
  * covers). */
@@ -66,7 +36,7 @@ void mc_quant_affine(const void *w, int dtype, size_t g0, size_t g1, int gs, int
         size_t base = g * (size_t)gs;
         float w_min = INFINITY, w_max = -INFINITY;
         for (int j = 0; j < gs; j++) {
-            float v = load_f(w, dtype, base + (size_t)j);
+            float v = mc_qe_load(w, dtype, base + (size_t)j);
             w_max = w_max < v ? v : w_max;
             w_min = v < w_min ? v : w_min;
         }
@@ -86,7 +56,7 @@ void mc_quant_affine(const void *w, int dtype, size_t g0, size_t g1, int gs, int
         uint8_t *p = out + g * gbytes;
         memset(p, 0, gbytes);
         for (int j = 0; j < gs; j++) {
-            float v = rintf((load_f(w, dtype, base + (size_t)j) - bias) / scale);
+            float v = rintf((mc_qe_load(w, dtype, base + (size_t)j) - bias) / scale);
             v = v < 0.0f ? 0.0f : v;
             v = n_bins < v ? n_bins : v;
             uint32_t c = (uint32_t)v;
@@ -96,8 +66,8 @@ void mc_quant_affine(const void *w, int dtype, size_t g0, size_t g1, int gs, int
             if (sh + (unsigned)bits > 8)
                 p[(o >> 3) + 1] |= (uint8_t)(c >> (8 - sh));
         }
-        store_f(scales, dtype, g, scale);
-        store_f(biases, dtype, g, bias);
+        mc_qe_store(scales, dtype, g, scale);
+        mc_qe_store(biases, dtype, g, bias);
     }
 }
 
@@ -106,11 +76,11 @@ void mc_dequant_affine(const uint8_t *w, const void *scales, const void *biases,
 {
     size_t gbits = (size_t)gs * (size_t)bits;
     for (size_t g = g0; g < g1; g++) {
-        float s = load_f(scales, sdtype, g), b = load_f(biases, sdtype, g);
+        float s = mc_qe_load(scales, sdtype, g), b = mc_qe_load(biases, sdtype, g);
         for (int j = 0; j < gs; j++) {
             float c = (float)code_at(w, g * gbits + (size_t)j * (size_t)bits, bits);
-            float t = round_to(sdtype, c * s);
-            store_f(out, sdtype, g * (size_t)gs + (size_t)j, t + b);
+            float t = mc_qe_round(sdtype, c * s);
+            mc_qe_store(out, sdtype, g * (size_t)gs + (size_t)j, t + b);
         }
     }
 }

@@ -609,6 +609,32 @@ static int quant_fn(mlx_array *o, const mlx_array *x, mlx_stream s, int kind)
 static int f_qmm(mlx_array *o, const mlx_array *x, mlx_stream s) { return quant_fn(o, x, s, 0); }
 static int f_qmm_untransposed(mlx_array *o, const mlx_array *x, mlx_stream s) { return quant_fn(o, x, s, 1); }
 static int f_dequantize(mlx_array *o, const mlx_array *x, mlx_stream s) { return quant_fn(o, x, s, 2); }
+/* The fp modes through the same codes (mxfp8 reads them as bytes, two
+ * rows of 32) and fixed uint8 scales: only x varies (MLX has no gradient
+ * for the scales there). */
+static int fp_quant_fn(mlx_array *o, const mlx_array *x, mlx_stream s, int mode)
+{
+    static const char *const names[3] = {"mxfp4", "nvfp4", "mxfp8"};
+    /* small scales (2^-3, 2^-2; e4m3 0.125 .. 0.5): outputs small enough
+     * that float32's rounding stays under the finite difference's
+     * tolerance in every kernel build */
+    static const uint8_t scales[3][4] = {{124, 125}, {0x28, 0x20, 0x30, 0x28}, {120, 121}};
+    uint32_t words[16];
+    for (int i = 0; i < 16; i++)
+        words[i] = qw_words[i % 8];
+    int wshape[2] = {2, mode == 2 ? 8 : 4}, sshape[2] = {2, mode == 1 ? 2 : 1};
+    mlx_array w = mlx_array_new_data(words, wshape, 2, MLX_UINT32);
+    mlx_array sc = mlx_array_new_data(scales[mode], sshape, 2, MLX_UINT8), a = mlx_array_new(), none = {NULL};
+    mlx_optional_int no = {0, false};
+    int rc = mlx_astype(&a, x[0], MLX_FLOAT32, s) ||
+             mlx_quantized_matmul(o, a, w, sc, none, true, no, no, names[mode], s) ||
+             mlx_astype(o, *o, MLX_FLOAT64, s);
+    tu_free_n((mlx_array[]){w, sc, a}, 3);
+    return rc;
+}
+static int f_qmm_mxfp4(mlx_array *o, const mlx_array *x, mlx_stream s) { return fp_quant_fn(o, x, s, 0); }
+static int f_qmm_nvfp4(mlx_array *o, const mlx_array *x, mlx_stream s) { return fp_quant_fn(o, x, s, 1); }
+static int f_qmm_mxfp8(mlx_array *o, const mlx_array *x, mlx_stream s) { return fp_quant_fn(o, x, s, 2); }
 /* A chain through several families at once, as a model's layer is. */
 static int f_mlp(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
@@ -881,6 +907,9 @@ static const grad_case cases[] = {
      * exact and dwarfs float32's rounding */
     {"quantized_matmul", f_qmm, 3, {2, 2, 2}, {{2, 32}, {2, 1}, {2, 1}}, -1, 1, 0.5},
     {"quantized_matmul_untransposed", f_qmm_untransposed, 3, {2, 2, 2}, {{3, 2}, {2, 1}, {2, 1}}, -1, 1, 0.5},
+    {"quantized_matmul_mxfp4", f_qmm_mxfp4, 1, {2}, {{2, 32}}, -1, 1, 0.5},
+    {"quantized_matmul_nvfp4", f_qmm_nvfp4, 1, {2}, {{2, 32}}, -1, 1, 0.5},
+    {"quantized_matmul_mxfp8", f_qmm_mxfp8, 1, {2}, {{2, 32}}, -1, 1, 0.5},
     {"dequantize", f_dequantize, 2, {2, 2}, {{2, 1}, {2, 1}}, -1, 1, 0.5},
     /* linear algebra */
     {"matmul", f_matmul, 2, {2, 2}, {{2, 3}, {3, 4}}, -1, 1, 0},

@@ -18,38 +18,13 @@
 #include "test_util.h"
 
 #include "fixtures/quant_cases.h"
+#include "quant_inputs.h"
 #include "simd/quant.h"
 #include "simd/simd.h"
 
 static const mlx_optional_int no_int = {0, false};
 
 static mlx_optional_int some(int v) { return (mlx_optional_int){v, true}; }
-
-/* The fixture's formula (scripts/make_quant_fixtures.py gen()). */
-static void gen(float *out, size_t n, int seed, int kind)
-{
-    for (size_t i = 0; i < n; i++) {
-        int64_t k = (int64_t)i;
-        double v = kind == 0 ? (double)((k * 7919 + (int64_t)seed * 104729) % 1999 - 999) / 333.0
-                             : (double)((k * 13 + seed) % 31 - 15) / 2.0;
-        out[i] = (float)v;
-    }
-}
-
-static mlx_array gen_array(int ndim, const int *shape, int seed, int kind, mlx_dtype d)
-{
-    size_t n = 1;
-    for (int i = 0; i < ndim; i++)
-        n *= (size_t)shape[i];
-    float *v = malloc(sizeof(float) * (n ? n : 1));
-    assert_non_null(v);
-    gen(v, n, seed, kind);
-    mlx_array a = tu_f32(v, shape, ndim);
-    free(v);
-    if (d != MLX_FLOAT32)
-        assert_int_equal(mlx_astype(&a, a, d, tu_stream()), 0);
-    return a;
-}
 
 /* float32 array from float32 bit patterns, converted to d (exact). */
 static mlx_array from_bits(const uint32_t *bits, int ndim, const int *shape, mlx_dtype d)
@@ -66,27 +41,6 @@ static mlx_array from_bits(const uint32_t *bits, int ndim, const int *shape, mlx
     if (d != MLX_FLOAT32)
         assert_int_equal(mlx_astype(&a, a, d, tu_stream()), 0);
     return a;
-}
-
-static mlx_array as_f32(mlx_array a)
-{
-    mlx_array r = mlx_array_new();
-    assert_int_equal(mlx_astype(&r, a, MLX_FLOAT32, tu_stream()), 0);
-    assert_int_equal(mlx_array_eval(r), 0);
-    return r;
-}
-
-/* Asserts a (any float dtype) equals the float32 bit patterns exactly. */
-static void expect_bits(mlx_array a, const uint32_t *bits, size_t n, const char *what, int ci)
-{
-    mlx_array f = as_f32(a);
-    assert_int_equal(mlx_array_size(f), n);
-    const float *v = mlx_array_data_float32(f);
-    for (size_t i = 0; i < n; i++)
-        if (tu_f32_to_bits(v[i]) != bits[i])
-            fail_msg("case %d %s[%zu]: %.9g, MLX %.9g", ci, what, i, (double)v[i],
-                     (double)tu_bits_to_f32(bits[i]));
-    mlx_array_free(f);
 }
 
 static void quantize(mlx_array w, int gs, int bits, mlx_array *q, mlx_array *s, mlx_array *b)
@@ -110,7 +64,7 @@ static void test_quantize_packs_bit_for_bit_as_mlx(void **state)
     for (size_t ci = 0; ci < sizeof quant_cases / sizeof quant_cases[0]; ci++) {
         const quant_case *c = &quant_cases[ci];
         int shape[2] = {c->rows, c->cols};
-        mlx_array w = gen_array(2, shape, c->seed, c->kind, c->dtype), q, s, b;
+        mlx_array w = qi_gen_array(2, shape, c->seed, c->kind, c->dtype), q, s, b;
         quantize(w, c->group_size, c->bits, &q, &s, &b);
         assert_int_equal(mlx_array_eval(q), 0);
         assert_int_equal(mlx_array_dtype(q), MLX_UINT32);
@@ -124,8 +78,8 @@ static void test_quantize_packs_bit_for_bit_as_mlx(void **state)
                 fail_msg("case %zu (bits %d, group %d) word %zu: %08x, MLX %08x", ci, c->bits, c->group_size, i,
                          qd[i], c->packed[i]);
         size_t ng = (size_t)c->rows * (size_t)(c->cols / c->group_size);
-        expect_bits(s, c->scales, ng, "scales", (int)ci);
-        expect_bits(b, c->biases, ng, "biases", (int)ci);
+        qi_expect_bits(s, c->scales, ng, "scales", (int)ci);
+        qi_expect_bits(b, c->biases, ng, "biases", (int)ci);
         tu_free_n((mlx_array[]){w, q, s, b}, 4);
     }
 }
@@ -148,7 +102,7 @@ static void test_dequantize_matches_mlx_bit_for_bit(void **state)
         assert_int_equal(
             mlx_dequantize(&d, q, s, b, some(c->group_size), some(c->bits), "affine", none, nodt, tu_stream()), 0);
         assert_int_equal(mlx_array_dtype(d), c->dtype);
-        expect_bits(d, c->dequant, nw * 32 / (size_t)c->bits, "dequantized", (int)ci);
+        qi_expect_bits(d, c->dequant, nw * 32 / (size_t)c->bits, "dequantized", (int)ci);
         tu_free_n((mlx_array[]){q, s, b, d}, 4);
         checked++;
     }
@@ -159,8 +113,8 @@ static void test_dequantize_matches_mlx_bit_for_bit(void **state)
  * the fixture's inputs. */
 static mlx_array qmm_of(const qmm_case *c, mlx_dtype d, mlx_array *reference)
 {
-    mlx_array x = gen_array(c->xndim, c->xshape, c->xseed, 0, d);
-    mlx_array w = gen_array(c->wndim, c->wshape, c->wseed, 0, d), q, s, b;
+    mlx_array x = qi_gen_array(c->xndim, c->xshape, c->xseed, 0, d);
+    mlx_array w = qi_gen_array(c->wndim, c->wshape, c->wseed, 0, d), q, s, b;
     quantize(w, c->group_size, c->bits, &q, &s, &b);
     mlx_array y = mlx_array_new();
     assert_int_equal(mlx_quantized_matmul(&y, x, q, s, b, c->transpose, some(c->group_size), some(c->bits),
@@ -169,7 +123,7 @@ static mlx_array qmm_of(const qmm_case *c, mlx_dtype d, mlx_array *reference)
     if (reference) {
         /* the same product through dequantize and matmul, in float32
          * (the product rounds to a half type once, at the end) */
-        mlx_array wd = mlx_array_new(), none = {NULL}, s32 = as_f32(s), b32 = as_f32(b), x32 = as_f32(x);
+        mlx_array wd = mlx_array_new(), none = {NULL}, s32 = qi_as_f32(s), b32 = qi_as_f32(b), x32 = qi_as_f32(x);
         mlx_optional_dtype nodt = {MLX_FLOAT32, false};
         assert_int_equal(mlx_dequantize(&wd, q, s32, b32, some(c->group_size), some(c->bits), "affine", none, nodt,
                                         tu_stream()),
@@ -187,7 +141,7 @@ static mlx_array qmm_of(const qmm_case *c, mlx_dtype d, mlx_array *reference)
 /* |a - b| within float32 accumulation-order error of a K-term sum. */
 static void expect_close(mlx_array a, mlx_array b, double tol, const char *what, int ci)
 {
-    mlx_array fa = as_f32(a), fb = as_f32(b);
+    mlx_array fa = qi_as_f32(a), fb = qi_as_f32(b);
     assert_int_equal(mlx_array_size(fa), mlx_array_size(fb));
     const float *x = mlx_array_data_float32(fa), *y = mlx_array_data_float32(fb);
     for (size_t i = 0; i < mlx_array_size(fa); i++)
@@ -249,8 +203,8 @@ static void test_gather_qmm_matches_mlx(void **state)
 {
     (void)state;
     int xs[3] = {3, 2, 64}, ws[3] = {4, 16, 64}, x1s[3] = {1, 2, 64};
-    mlx_array x = gen_array(3, xs, 300, 0, MLX_FLOAT32), w = gen_array(3, ws, 301, 0, MLX_FLOAT32), q, s, b;
-    mlx_array x1 = gen_array(3, x1s, 300, 0, MLX_FLOAT32);
+    mlx_array x = qi_gen_array(3, xs, 300, 0, MLX_FLOAT32), w = qi_gen_array(3, ws, 301, 0, MLX_FLOAT32), q, s, b;
+    mlx_array x1 = qi_gen_array(3, x1s, 300, 0, MLX_FLOAT32);
     quantize(w, 32, 4, &q, &s, &b);
     int32_t lv[2] = {0, 2}, rv[3] = {3, 0, 1}, rv2[3] = {2, 1, 3};
     int ls[2] = {2, 1}, rs[1] = {3};
@@ -269,15 +223,6 @@ static void test_gather_qmm_matches_mlx(void **state)
     tu_free_n((mlx_array[]){x, w, q, s, b, x1, li, ri, ri2, y, y2, r1, r2}, 13);
 }
 
-/* The last message must be MLX's exactly. */
-static void expect_mlx_error(int rc, const char *msg)
-{
-    assert_int_not_equal(rc, 0);
-    if (strcmp(tu_last_error(), msg) != 0)
-        fail_msg("message:\n  %s\nMLX:\n  %s", tu_last_error(), msg);
-    tu_reset_errors();
-}
-
 static void test_errors_are_mlx_messages(void **state)
 {
     (void)state;
@@ -285,36 +230,34 @@ static void test_errors_are_mlx_messages(void **state)
     mlx_array none = {NULL}, y = mlx_array_new();
     mlx_optional_dtype nodt = {MLX_FLOAT32, false};
     int s464[2] = {4, 64}, s64[1] = {64}, s2100[2] = {2, 100}, s232[2] = {2, 32}, s264[2] = {2, 64};
-    mlx_array w = gen_array(2, s464, 1, 0, MLX_FLOAT32), q, s, b;
+    mlx_array w = qi_gen_array(2, s464, 1, 0, MLX_FLOAT32), q, s, b;
     quantize(w, 64, 4, &q, &s, &b);
-    mlx_array v1 = gen_array(1, s64, 1, 0, MLX_FLOAT32), wbad = gen_array(2, s2100, 1, 0, MLX_FLOAT32);
-    mlx_array wint = mlx_array_new(), x32 = gen_array(2, s232, 1, 0, MLX_FLOAT32);
-    mlx_array x64 = gen_array(2, s264, 1, 0, MLX_FLOAT32), s0 = mlx_array_new(), b0 = mlx_array_new();
+    mlx_array v1 = qi_gen_array(1, s64, 1, 0, MLX_FLOAT32), wbad = qi_gen_array(2, s2100, 1, 0, MLX_FLOAT32);
+    mlx_array wint = mlx_array_new(), x32 = qi_gen_array(2, s232, 1, 0, MLX_FLOAT32);
+    mlx_array x64 = qi_gen_array(2, s264, 1, 0, MLX_FLOAT32), s0 = mlx_array_new(), b0 = mlx_array_new();
     assert_int_equal(mlx_astype(&wint, x64, MLX_INT32, tu_stream()), 0);
     int start[2] = {0, 0}, stop[2] = {4, 0}, step[2] = {1, 1};
     assert_int_equal(mlx_slice(&s0, s, start, 2, stop, 2, step, 2, tu_stream()), 0);
     assert_int_equal(mlx_slice(&b0, b, start, 2, stop, 2, step, 2, tu_stream()), 0);
     mlx_stream st = tu_stream();
 
-    expect_mlx_error(mlx_quantize(&r, w, some(16), no_int, "affine", none, st), err_quantize_group_size);
-    expect_mlx_error(mlx_quantize(&r, w, no_int, some(7), "affine", none, st), err_quantize_bits);
-    expect_mlx_error(mlx_quantize(&r, v1, no_int, no_int, "affine", none, st), err_quantize_1d);
-    expect_mlx_error(mlx_quantize(&r, wbad, no_int, no_int, "affine", none, st), err_quantize_divisible);
-    expect_mlx_error(mlx_quantize(&r, wint, no_int, no_int, "affine", none, st), err_quantize_int);
-    expect_mlx_error(mlx_quantize(&r, w, no_int, no_int, "foo", none, st), err_quantize_mode);
-    expect_mlx_error(mlx_dequantize(&y, q, s0, b0, no_int, no_int, "affine", none, nodt, st),
-                     err_dequantize_shape);
-    expect_mlx_error(mlx_dequantize(&y, s, s, b, no_int, no_int, "affine", none, nodt, st), err_dequantize_dtype);
-    expect_mlx_error(mlx_quantized_matmul(&y, x32, q, s, b, true, no_int, no_int, "affine", st), err_qmm_inner);
-    expect_mlx_error(mlx_quantized_matmul(&y, x64, s, s, b, true, no_int, no_int, "affine", st),
-                     err_qmm_weight_dtype);
-    expect_mlx_error(mlx_quantized_matmul(&y, x64, q, s, none, true, no_int, no_int, "affine", st),
-                     err_qmm_biases);
-    expect_mlx_error(mlx_quantized_matmul(&y, x64, q, s0, b0, true, no_int, no_int, "affine", st),
-                     err_qmm_scales_shape);
-    /* modes MLX has that this library does not implement yet */
-    assert_int_not_equal(mlx_quantize(&r, w, no_int, no_int, "mxfp4", none, st), 0);
-    tu_expect_error("[quantize] Quantization mode 'mxfp4' is not supported");
+    qi_expect_mlx_error(mlx_quantize(&r, w, some(16), no_int, "affine", none, st), err_quantize_group_size);
+    qi_expect_mlx_error(mlx_quantize(&r, w, no_int, some(7), "affine", none, st), err_quantize_bits);
+    qi_expect_mlx_error(mlx_quantize(&r, v1, no_int, no_int, "affine", none, st), err_quantize_1d);
+    qi_expect_mlx_error(mlx_quantize(&r, wbad, no_int, no_int, "affine", none, st), err_quantize_divisible);
+    qi_expect_mlx_error(mlx_quantize(&r, wint, no_int, no_int, "affine", none, st), err_quantize_int);
+    qi_expect_mlx_error(mlx_quantize(&r, w, no_int, no_int, "foo", none, st), err_quantize_mode);
+    qi_expect_mlx_error(mlx_dequantize(&y, q, s0, b0, no_int, no_int, "affine", none, nodt, st),
+                        err_dequantize_shape);
+    qi_expect_mlx_error(mlx_dequantize(&y, s, s, b, no_int, no_int, "affine", none, nodt, st),
+                        err_dequantize_dtype);
+    qi_expect_mlx_error(mlx_quantized_matmul(&y, x32, q, s, b, true, no_int, no_int, "affine", st), err_qmm_inner);
+    qi_expect_mlx_error(mlx_quantized_matmul(&y, x64, s, s, b, true, no_int, no_int, "affine", st),
+                        err_qmm_weight_dtype);
+    qi_expect_mlx_error(mlx_quantized_matmul(&y, x64, q, s, none, true, no_int, no_int, "affine", st),
+                        err_qmm_biases);
+    qi_expect_mlx_error(mlx_quantized_matmul(&y, x64, q, s0, b0, true, no_int, no_int, "affine", st),
+                        err_qmm_scales_shape);
     /* a group size quantize refuses is refused by the product too */
     assert_int_not_equal(mlx_quantized_matmul(&y, x64, q, s, b, true, some(16), no_int, "affine", st), 0);
     tu_expect_error("[quantized_matmul]");
@@ -356,8 +299,8 @@ static void test_vjp_wrt_x_is_the_flipped_product(void **state)
 {
     (void)state;
     int xs[2] = {3, 128}, ws[2] = {64, 128}, cs[2] = {3, 64};
-    mlx_array x = gen_array(2, xs, 1, 0, MLX_FLOAT32), w = gen_array(2, ws, 2, 0, MLX_FLOAT32);
-    mlx_array cot = gen_array(2, cs, 3, 0, MLX_FLOAT32);
+    mlx_array x = qi_gen_array(2, xs, 1, 0, MLX_FLOAT32), w = qi_gen_array(2, ws, 2, 0, MLX_FLOAT32);
+    mlx_array cot = qi_gen_array(2, cs, 3, 0, MLX_FLOAT32);
     qmm_payload p = {.transpose = true};
     quantize(w, 64, 4, &p.q, &p.s, &p.b);
     mlx_closure f = mlx_closure_new_func_payload(qmm_fun, &p, NULL);
@@ -391,42 +334,19 @@ static void test_vjp_wrt_x_is_the_flipped_product(void **state)
  * gives the generic build's results within float32 rounding, for the
  * decode product of each fast bits value and of the unpacking path, and
  * for the dequantized rows. */
-#define QK_DECLARE(v)                                                                                       \
-    void mc_qdequant_f32_##v(const mc_qmat *q, int row, int e0, int count, float *out);                     \
-    size_t mc_qgemv_t_scratch_##v(const mc_qmat *q, int M, int K);                                          \
-    void mc_qgemv_t_##v(const mc_qmat *q, int K, const float *x, int M, size_t ldx, float *out, size_t ldo, \
-                        int n0, int n1, float *tmp);
-QK_DECLARE(generic)
-#if defined(__x86_64__)
-QK_DECLARE(avx2)
-QK_DECLARE(avx512)
-#endif
-
-typedef void (*gemv_fn)(const mc_qmat *, int, const float *, int, size_t, float *, size_t, int, int, float *);
-typedef void (*deq_fn)(const mc_qmat *, int, int, int, float *);
-
 static void test_kernel_builds_agree(void **state)
 {
     (void)state;
-    gemv_fn gemv[3] = {mc_qgemv_t_generic, NULL, NULL};
-    deq_fn deq[3] = {mc_qdequant_f32_generic, NULL, NULL};
-#if defined(__x86_64__)
-    if (mc_kernels_for("avx2")) {
-        gemv[1] = mc_qgemv_t_avx2;
-        deq[1] = mc_qdequant_f32_avx2;
-    }
-    if (mc_kernels_for("avx512")) {
-        gemv[2] = mc_qgemv_t_avx512;
-        deq[2] = mc_qdequant_f32_avx512;
-    }
-#endif
+    qi_gemv_fn gemv[3];
+    qi_deq_fn deq[3];
+    qi_kernel_builds(gemv, deq);
     static const int bitss[] = {2, 3, 4, 8}, gss[] = {32, 64, 128};
     enum { N = 37, K = 256, M = 6 };
     for (int bi = 0; bi < 4; bi++) {
         for (int gi = 0; gi < 3; gi++) {
             int ws[2] = {N, K}, xs[2] = {M, K};
-            mlx_array w = gen_array(2, ws, bi * 3 + gi, 0, MLX_FLOAT32), q, s, b;
-            mlx_array x = gen_array(2, xs, 50 + bi, 0, MLX_FLOAT32);
+            mlx_array w = qi_gen_array(2, ws, bi * 3 + gi, 0, MLX_FLOAT32), q, s, b;
+            mlx_array x = qi_gen_array(2, xs, 50 + bi, 0, MLX_FLOAT32);
             quantize(w, gss[gi], bitss[bi], &q, &s, &b);
             assert_int_equal(mlx_array_eval(q) || mlx_array_eval(s) || mlx_array_eval(b) || mlx_array_eval(x), 0);
             mc_qmat qm = {mlx_array_data_uint32(q),
@@ -436,7 +356,8 @@ static void test_kernel_builds_agree(void **state)
                           (size_t)(K / gss[gi]),
                           MLX_FLOAT32,
                           bitss[bi],
-                          gss[gi]};
+                          gss[gi],
+                          0};
             float out[3][M * N], rows[3][K], tmp[M * K + K];
             assert_true(mc_qgemv_t_scratch_generic(&qm, M, K) <= sizeof tmp / sizeof tmp[0]);
             for (int v = 0; v < 3; v++) {

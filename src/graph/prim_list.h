@@ -77,10 +77,11 @@
     X(MC_PRIM_VIEW, mc_prim_view)                                                                  \
     X(MC_PRIM_CONVERT_FP8, mc_prim_convert_fp8)                                                    \
     X(MC_PRIM_HADAMARD, mc_prim_hadamard)                                                          \
-    /* affine quantization (prims_quant.c, kernels in simd/quant*.c) */                             \
+    /* quantization (prims_quant.c, kernels in simd/quant*.c) */                                    \
     X(MC_PRIM_QUANTIZE, mc_prim_quantize)                                                          \
     X(MC_PRIM_DEQUANTIZE, mc_prim_dequantize)                                                      \
     X(MC_PRIM_QUANTIZED_MATMUL, mc_prim_quantized_matmul)                                          \
+    X(MC_PRIM_QQMATMUL, mc_prim_qqmatmul)                                                          \
     /* random numbers from a key (prims_random.c) */                                              \
     X(MC_PRIM_RANDOM_BITS, mc_prim_random_bits)                                                    \
     X(MC_PRIM_RANDOM_DIST, mc_prim_random_dist)                                                    \

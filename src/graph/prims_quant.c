@@ -1,6 +1,7 @@
-/* Owns the quantization primitives Quantize, Dequantize and QuantizedMatmul
- * (prims_quant.h): their shape rules, evaluation through simd/quant.h's
- * kernels, and MLX 0.31.1's derivative rules.
+/* Owns the quantization primitives Quantize, Dequantize, QuantizedMatmul
+ * and QQMatmul (prims_quant.h): their shape rules, evaluation through
+ * simd/quant.h's kernels, and MLX 0.31.1's derivative rules, in the affine
+ * and the floating point modes (mxfp4, mxfp8, nvfp4).
  *
  * QuantizedMatmul runs two ways. With few rows of x (decoding: M below
  * QMM_SMALL_M) each worker streams its share of W's rows once through the
@@ -13,8 +14,11 @@
  * float16/bfloat16 operands are converted on entry and the result on
  * exit.
  *
- * The jvp of QuantizedMatmul has a rule for scales and biases, where MLX
- * has none (it raises). */
+ * The jvp of QuantizedMatmul has a rule for affine scales and biases,
+ * where MLX has none (it raises). QQMatmul quantizes and dequantizes x's
+ * rows (and W's, when W is given as floats) with MLX's CPU kernel, then
+ * multiplies; it takes no global scales, which MLX's CPU evaluation does
+ * not read either. */
 #include <stdatomic.h>
 #include <string.h>
 
@@ -31,6 +35,11 @@
 enum { QMM_SMALL_M = 8 };
 /* Floats in one dequantized tile (4 MiB). */
 enum { QMM_TILE_FLOATS = 1 << 20 };
+
+static const char *const qmode_names[] = {"affine", "mxfp4", "mxfp8", "nvfp4"};
+
+/* nvfp4's scales are encoded against the global scale g as 448 * 6 / g. */
+static const float NVFP4_ENCODE = 448.0f * 6.0f;
 
 /* ---- scratch memory ---- */
 
@@ -88,19 +97,22 @@ static int quantize_infer(mc_meta *out, mc_array *const *in, int n, const void *
     (void)n;
     const mc_quant_params *p = params;
     const mc_array *w = in[0];
-    if (w->ndim < 2 || w->shape[w->ndim - 1] % p->group_size != 0)
+    bool fp = p->mode != MC_QMODE_AFFINE;
+    if (w->ndim < 2 || w->shape[w->ndim - 1] % p->group_size != 0 || n > (p->mode == MC_QMODE_NVFP4 ? 2 : 1) ||
+        (fp && p->which > 1))
         return mc_error("[%s] Internal: Quantize of shape rank %d.", fn, w->ndim);
     out->ndim = w->ndim;
     memcpy(out->shape, w->shape, sizeof(int) * (size_t)w->ndim);
     int k = w->shape[w->ndim - 1];
     out->shape[w->ndim - 1] = p->which == 0 ? k * p->bits / 32 : k / p->group_size;
-    out->dtype = p->which == 0 ? MLX_UINT32 : w->dtype;
+    out->dtype = p->which == 0 ? MLX_UINT32 : fp ? MLX_UINT8 : w->dtype;
     return 0;
 }
 
 typedef struct quantize_job {
     const void *w;
-    int dtype, gs, bits;
+    int dtype, gs, bits, fp;
+    float encode; /* nvfp4 */
     uint8_t *packed;
     void *scales, *biases;
 } quantize_job;
@@ -108,17 +120,34 @@ typedef struct quantize_job {
 static void quantize_range(void *ctx, size_t g0, size_t g1)
 {
     const quantize_job *j = ctx;
-    mc_quant_affine(j->w, j->dtype, g0, g1, j->gs, j->bits, j->packed, j->scales, j->biases);
+    if (j->fp)
+        mc_quant_fp(j->w, j->dtype, g0, g1, j->gs, j->bits, j->encode, j->packed, j->scales);
+    else
+        mc_quant_affine(j->w, j->dtype, g0, g1, j->gs, j->bits, j->packed, j->scales, j->biases);
+}
+
+/* The float32 value of a one-element array (a global scale). */
+static int scalar_f32(const mc_array *a, float *v, const char *fn)
+{
+    scratch s = {0};
+    const float *d = dense(a, MLX_FLOAT32, &s, fn);
+    if (d)
+        *v = d[0];
+    scratch_drop(&s);
+    return d == NULL;
 }
 
 static int quantize_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
-    (void)n;
     static const char fn[] = "quantize";
     const mc_quant_params *p = params;
     const mc_array *w = in[0];
     size_t groups = w->size / (size_t)p->group_size;
-    size_t isz = mc_dtype_size(w->dtype);
+    bool fp = p->mode != MC_QMODE_AFFINE;
+    size_t isz = fp ? 1 : mc_dtype_size(w->dtype);
+    float g = 0.0f;
+    if (n > 1 && scalar_f32(in[1], &g, fn))
+        return 1;
     /* the kernel writes all three outputs: those this node is not go to
      * scratch */
     size_t sizes[3] = {groups * (size_t)p->group_size * (size_t)p->bits / 8, groups * isz, groups * isz};
@@ -135,7 +164,8 @@ static int quantize_eval(mc_array *out, mc_array *const *in, int n, const void *
         if (!dst[i])
             goto done;
     }
-    quantize_job j = {wd, w->dtype, p->group_size, p->bits, dst[0], dst[1], dst[2]};
+    quantize_job j = {wd,     w->dtype, p->group_size, p->bits, fp, n > 1 ? NVFP4_ENCODE / g : 1.0f,
+                      dst[0], dst[1],   dst[2]};
     mc_parallel_for(groups, 1024, quantize_range, &j);
     rc = 0;
 done:
@@ -147,7 +177,7 @@ done:
 
 const mc_prim_info mc_prim_quantize = {
     .name = "Quantize",
-    .arity = 1,
+    .arity = MC_ARITY_ANY,
     .infer = quantize_infer,
     .eval = quantize_eval,
     .vjp = mc_vjp_none,
@@ -159,16 +189,19 @@ const mc_prim_info mc_prim_quantize = {
 
 static int dequantize_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
-    (void)n;
     const mc_quant_params *p = params;
     const mc_array *w = in[0], *s = in[1];
-    if (w->dtype != MLX_UINT32 || s->dtype != in[2]->dtype || w->ndim < 1)
+    bool fp = p->mode != MC_QMODE_AFFINE;
+    bool ok = fp ? s->dtype == MLX_UINT8 && (n == 2 || (n == 3 && p->mode == MC_QMODE_NVFP4))
+                 : n == 3 && s->dtype == in[2]->dtype;
+    if (w->dtype != MLX_UINT32 || !ok || w->ndim < 1)
         return mc_error("[%s] Internal: Dequantize of %s with %s scales.", fn, mc_dtype_name(w->dtype),
                         mc_dtype_name(s->dtype));
     out->ndim = w->ndim;
     memcpy(out->shape, w->shape, sizeof(int) * (size_t)w->ndim);
     out->shape[w->ndim - 1] = (int)((int64_t)w->shape[w->ndim - 1] * 32 / p->bits);
-    out->dtype = s->dtype;
+    /* a float32 global scale promotes the product */
+    out->dtype = !fp ? s->dtype : n == 3 ? MLX_FLOAT32 : (mlx_dtype)p->dtype;
     return 0;
 }
 
@@ -176,29 +209,45 @@ typedef struct dequantize_job {
     const uint8_t *w;
     const void *scales, *biases;
     int sdtype, gs, bits;
+    const float *inv_encode; /* fp modes: NULL, or nvfp4's with a global scale */
     void *out;
 } dequantize_job;
 
 static void dequantize_range(void *ctx, size_t g0, size_t g1)
 {
     const dequantize_job *j = ctx;
-    mc_dequant_affine(j->w, j->scales, j->biases, j->sdtype, g0, g1, j->gs, j->bits, j->out);
+    if (!j->biases)
+        mc_dequant_fp(j->w, j->scales, j->gs, j->bits, g0, g1, j->sdtype, j->inv_encode, j->out);
+    else
+        mc_dequant_affine(j->w, j->scales, j->biases, j->sdtype, g0, g1, j->gs, j->bits, j->out);
 }
 
 static int dequantize_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
-    (void)n;
     static const char fn[] = "dequantize";
     const mc_quant_params *p = params;
+    bool fp = p->mode != MC_QMODE_AFFINE;
     scratch sw = {0}, ss = {0}, sb = {0};
+    float inv = 0.0f;
     int rc = 1;
     if (mc_array_alloc_data(out, fn))
         return 1;
     const void *w = dense(in[0], MLX_UINT32, &sw, fn);
-    const void *s = w ? dense(in[1], out->dtype, &ss, fn) : NULL;
-    const void *b = s ? dense(in[2], out->dtype, &sb, fn) : NULL;
-    if (b) {
-        dequantize_job j = {w, s, b, out->dtype, p->group_size, p->bits, out->data};
+    const void *s = w ? dense(in[1], fp ? MLX_UINT8 : out->dtype, &ss, fn) : NULL;
+    const void *b = s && !fp ? dense(in[2], out->dtype, &sb, fn) : NULL;
+    if (fp && n == 3 && s && !scalar_f32(in[2], &inv, fn))
+        inv /= NVFP4_ENCODE;
+    else if (fp && n == 3)
+        s = NULL;
+    if (b || (fp && s)) {
+        dequantize_job j = {w,
+                            s,
+                            b,
+                            fp ? (int)p->dtype : (int)out->dtype,
+                            p->group_size,
+                            p->bits,
+                            n == 3 && fp ? &inv : NULL,
+                            out->data};
         mc_parallel_for(out->size / (size_t)p->group_size, 1024, dequantize_range, &j);
         rc = 0;
     }
@@ -251,9 +300,31 @@ static mc_array *codes_of(mc_gb *s, mc_array *w, const mc_array *scales, const m
     return mc_gb_hold(s, mc_node_dequantize(w, one, zero, p->group_size, p->bits, s->fn));
 }
 
+/* nvfp4's dequantized values per unit of global scale (float32): the
+ * node's own inputs with the global scale 1. */
+static mc_array *per_unit_global(mc_gb *s, mc_array *node)
+{
+    mc_array *one = mc_gb_full_like(s, 1.0, MLX_FLOAT32, node->inputs[2]);
+    mc_array *in[3] = {node->inputs[0], node->inputs[1], one};
+    return one ? mc_gb_hold(s,
+                            mc_node_new(s->fn, MC_PRIM_DEQUANTIZE, in, 3, node->params, sizeof(mc_quant_params)))
+               : NULL;
+}
+
+/* The global scale's cotangent: cot times the values per unit of it,
+ * summed to its shape. */
+static mc_array *global_scale_cot(mc_gb *s, mc_array *node, mc_array *cot)
+{
+    mc_array *gs = node->inputs[2];
+    mc_array *prod = mc_gb_op(s, MC_B_MULTIPLY, mc_gb_astype(s, cot, MLX_FLOAT32), per_unit_global(s, node));
+    return mc_gb_sum_to_shape(s, prod, gs->ndim, gs->shape);
+}
+
 /* out = codes * scales + biases: d/dscales = sum over the group of cot *
  * codes, d/dbiases = sum of cot; w (integer) gets zeros, as MLX's
- * composition of ops gives it. */
+ * composition of ops gives it, and so do the fp modes' integer inputs;
+ * nvfp4's global scale g enters as a factor g / (448 * 6), so its
+ * gradient is the sum of cot times the values dequantized with g = 1. */
 static int dequantize_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs,
                           const char *fn)
 {
@@ -263,8 +334,10 @@ static int dequantize_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const 
         mc_gb s;
         mc_gb_begin(&s, fn);
         mc_array *g;
-        if (argnums[k] == 0)
-            g = mc_gb_zeros_like(&s, w);
+        if (p->mode != MC_QMODE_AFFINE && argnums[k] == 2)
+            g = global_scale_cot(&s, node, cot);
+        else if (argnums[k] == 0 || p->mode != MC_QMODE_AFFINE)
+            g = mc_gb_zeros_like(&s, node->inputs[argnums[k]]);
         else if (argnums[k] == 1)
             g = group_sums(&s, mc_gb_op(&s, MC_B_MULTIPLY, cot, codes_of(&s, w, sc, p)), p->group_size, sc);
         else
@@ -299,7 +372,13 @@ static mc_array *dequantize_jvp(mc_array *node, mc_array *const *tans, const int
     mc_array *r = NULL;
     for (int k = 0; k < nargs; k++) {
         mc_array *t = NULL;
-        if (argnums[k] == 1)
+        if (p->mode != MC_QMODE_AFFINE) {
+            /* only the global scale has a tangent: a scalar factor */
+            static const int scalar[1] = {0};
+            if (argnums[k] == 2)
+                t = mc_gb_op(&s, MC_B_MULTIPLY, per_unit_global(&s, node),
+                             mc_gb_reshape(&s, mc_gb_astype(&s, tans[k], MLX_FLOAT32), 0, scalar));
+        } else if (argnums[k] == 1)
             t = mc_gb_op(&s, MC_B_MULTIPLY, codes_of(&s, node->inputs[0], node->inputs[1], p),
                          expand_groups(&s, tans[k], p->group_size));
         else if (argnums[k] == 2)
@@ -314,7 +393,7 @@ static mc_array *dequantize_jvp(mc_array *node, mc_array *const *tans, const int
 
 const mc_prim_info mc_prim_dequantize = {
     .name = "Dequantize",
-    .arity = 3,
+    .arity = MC_ARITY_ANY,
     .infer = dequantize_infer,
     .eval = dequantize_eval,
     .vjp = dequantize_vjp,
@@ -325,11 +404,11 @@ const mc_prim_info mc_prim_dequantize = {
 
 static int qmm_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
 {
-    (void)n;
     const mc_quant_params *p = params;
     const mc_array *x = in[0], *w = in[1];
-    if (x->ndim < 1 || w->ndim < 2 || w->dtype != MLX_UINT32 || in[2]->dtype != x->dtype ||
-        in[3]->dtype != x->dtype)
+    bool ok = p->mode == MC_QMODE_AFFINE ? n == 4 && in[2]->dtype == x->dtype && in[3]->dtype == x->dtype
+                                         : n == 3 && in[2]->dtype == MLX_UINT8 && mc_dtype_is_float(x->dtype);
+    if (x->ndim < 1 || w->ndim < 2 || w->dtype != MLX_UINT32 || !ok)
         return mc_error("[%s] Internal: QuantizedMatmul of unchecked inputs.", fn);
     int wlast = (int)((int64_t)w->shape[w->ndim - 1] * 32 / p->bits);
     out->ndim = x->ndim;
@@ -472,7 +551,6 @@ static int qmm_run(const mc_qmat *q, bool transpose, const float *x, int M, int 
 
 static int qmm_eval(mc_array *out, mc_array *const *in, int n, const void *params)
 {
-    (void)n;
     static const char fn[] = "quantized_matmul";
     const mc_quant_params *p = params;
     const mc_array *x = in[0], *w = in[1], *sc = in[2];
@@ -490,28 +568,30 @@ static int qmm_eval(mc_array *out, mc_array *const *in, int n, const void *param
     if (K == 0) {
         memset(o, 0, out->size * sizeof(float));
     } else {
+        bool fp = n == 3;
+        mlx_dtype sdt = fp ? MLX_UINT8 : out->dtype;
         const float *xd = dense(x, MLX_FLOAT32, &sx, fn);
         const uint32_t *wd = xd ? dense(w, MLX_UINT32, &sw, fn) : NULL;
-        const void *sd = wd ? dense(sc, out->dtype, &ss, fn) : NULL;
-        const void *bd = sd ? dense(in[3], out->dtype, &sb, fn) : NULL;
-        if (!bd)
+        const void *sd = wd ? dense(sc, sdt, &ss, fn) : NULL;
+        const void *bd = sd && !fp ? dense(in[3], out->dtype, &sb, fn) : NULL;
+        if (!sd || (!fp && !bd))
             goto done;
         int wrows = w->shape[w->ndim - 2];
         size_t wld = (size_t)w->shape[w->ndim - 1], sld = (size_t)sc->shape[sc->ndim - 1];
         size_t batches = x->size / ((size_t)M * (size_t)K);
         bool shared = w->ndim == 2 || x->ndim <= 2;
-        mc_qmat q = {wd, wld, sd, bd, sld, out->dtype, p->bits, p->group_size};
+        mc_qmat q = {wd, wld, sd, bd, sld, sdt, p->bits, p->group_size, fp};
         if (shared) {
             /* one W for every batch: the batches are more rows of x */
             rc = qmm_run(&q, p->transpose, xd, (int)(batches * (size_t)M), N, K, o, fn);
         } else {
-            size_t ssz = mc_dtype_size(out->dtype), wstep = (size_t)wrows * wld, sstep = (size_t)wrows * sld;
+            size_t ssz = mc_dtype_size(sdt), wstep = (size_t)wrows * wld, sstep = (size_t)wrows * sld;
             rc = 0;
             for (size_t b = 0; b < batches && !rc; b++) {
                 mc_qmat qb = q;
                 qb.w = wd + b * wstep;
                 qb.scales = (const char *)sd + b * sstep * ssz;
-                qb.biases = (const char *)bd + b * sstep * ssz;
+                qb.biases = bd ? (const char *)bd + b * sstep * ssz : NULL;
                 rc = qmm_run(&qb, p->transpose, xd + b * (size_t)M * (size_t)K, M, N, K,
                              o + b * (size_t)M * (size_t)N, fn);
             }
@@ -532,14 +612,15 @@ done:
 }
 
 mc_array *mc_node_quantized_matmul(mc_array *x, mc_array *w, mc_array *scales, mc_array *biases, int group_size,
-                                   int bits, bool transpose, const char *fn)
+                                   int bits, mc_qmode mode, bool transpose, const char *fn)
 {
     mc_quant_params p = {0};
     p.group_size = group_size;
     p.bits = bits;
+    p.mode = (int)mode;
     p.transpose = transpose;
     mc_array *in[4] = {x, w, scales, biases};
-    return mc_node_new(fn, MC_PRIM_QUANTIZED_MATMUL, in, 4, &p, sizeof p);
+    return mc_node_new(fn, MC_PRIM_QUANTIZED_MATMUL, in, biases ? 4 : 3, &p, sizeof p);
 }
 
 /* The cotangent of the dequantized W: cot^T x (transposed W) or x^T cot,
@@ -566,21 +647,23 @@ static mc_array *weight_cot(mc_gb *s, mc_array *node, mc_array *cot)
 static int qmm_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
 {
     const mc_quant_params *p = node->params;
-    mc_array *x = node->inputs[0], *w = node->inputs[1], *sc = node->inputs[2], *bi = node->inputs[3];
+    mc_array *w = node->inputs[1], *sc = node->inputs[2];
+    mc_array *bi = node->n_inputs > 3 ? node->inputs[3] : NULL;
     for (int k = 0; k < nargs; k++) {
-        if (argnums[k] == 1) {
-            /* checked before anything is stored */
+        /* checked before anything is stored */
+        if (argnums[k] == 1)
             return mc_error("[%s] [QuantizedMatmul::vjp] no gradient wrt the quantized weights.", fn);
-        }
+        if (argnums[k] > 1 && !bi)
+            return mc_error("[%s] [QuantizedMatmul::vjp] no gradient wrt scales in %s quantization.", fn,
+                            qmode_names[p->mode]);
     }
     for (int k = 0; k < nargs; k++) {
         mc_gb s;
         mc_gb_begin(&s, fn);
         mc_array *g;
         if (argnums[k] == 0) {
-            g = mc_gb_hold(&s,
-                           mc_node_quantized_matmul(cot, w, sc, bi, p->group_size, p->bits, !p->transpose, fn));
-            (void)x;
+            g = mc_gb_hold(
+                &s, mc_node_quantized_matmul(cot, w, sc, bi, p->group_size, p->bits, p->mode, !p->transpose, fn));
         } else {
             mc_array *dw = weight_cot(&s, node, cot);
             if (argnums[k] == 2)
@@ -601,9 +684,10 @@ static mc_array *qmm_jvp(mc_array *node, mc_array *const *tans, const int *argnu
 {
     const mc_quant_params *p = node->params;
     mc_array *x = node->inputs[0], *w = node->inputs[1];
+    mc_array *bi = node->n_inputs > 3 ? node->inputs[3] : NULL;
     mc_array *tx = NULL, *ts = NULL, *tb = NULL;
     for (int k = 0; k < nargs; k++) {
-        if (argnums[k] == 1) {
+        if (argnums[k] == 1 || (argnums[k] > 1 && !bi)) {
             mc_error("[%s] [QuantizedMatmul::jvp] No JVP wrt the quantized matrix yet.", fn);
             return NULL;
         }
@@ -615,8 +699,8 @@ static mc_array *qmm_jvp(mc_array *node, mc_array *const *tans, const int *argnu
     mc_gb_begin(&s, fn);
     mc_array *r = NULL;
     if (tx)
-        r = mc_gb_hold(&s, mc_node_quantized_matmul(tx, w, node->inputs[2], node->inputs[3], p->group_size,
-                                                    p->bits, p->transpose, fn));
+        r = mc_gb_hold(&s, mc_node_quantized_matmul(tx, w, node->inputs[2], bi, p->group_size, p->bits, p->mode,
+                                                    p->transpose, fn));
     if (ts || tb) {
         mc_array *s2 = ts ? ts : mc_gb_zeros_like(&s, node->inputs[2]);
         mc_array *b2 = tb ? tb : mc_gb_zeros_like(&s, node->inputs[3]);
@@ -631,9 +715,148 @@ static mc_array *qmm_jvp(mc_array *node, mc_array *const *tans, const int *argnu
 
 const mc_prim_info mc_prim_quantized_matmul = {
     .name = "QuantizedMatmul",
-    .arity = 4,
+    .arity = MC_ARITY_ANY,
     .infer = qmm_infer,
     .eval = qmm_eval,
     .vjp = qmm_vjp,
     .jvp = qmm_jvp,
+};
+
+/* ---- QQMatmul ---- */
+
+static int qqmm_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
+{
+    const mc_quant_params *p = params;
+    const mc_array *x = in[0], *w = in[1];
+    bool packed = w->dtype == MLX_UINT32;
+    if (x->ndim != 2 || w->ndim != 2 || n != (packed ? 3 : 2) || !mc_dtype_is_float(x->dtype))
+        return mc_error("[%s] Internal: QQMatmul of unchecked inputs.", fn);
+    if (x->shape[1] % p->group_size != 0)
+        return mc_error("[%s] The last dimension of the first input (%d) must be divisible by the group size %d.",
+                        fn, x->shape[1], p->group_size);
+    out->ndim = 2;
+    out->shape[0] = x->shape[0];
+    out->shape[1] = w->shape[0];
+    out->dtype = x->dtype;
+    return 0;
+}
+
+/* The rows of a (contiguous or not) quantized and dequantized in a's
+ * dtype, as float32 into dst (a->size floats). */
+static int qdq_rows(const mc_array *a, float *dst, int gs, int bits, const char *fn)
+{
+    scratch sa = {0}, st = {0};
+    size_t k = (size_t)a->shape[a->ndim - 1], isz = mc_dtype_size(a->dtype);
+    const char *ad = dense(a, a->dtype, &sa, fn);
+    char *tmp = !ad || a->dtype == MLX_FLOAT32 ? (char *)dst : scratch_take(&st, a->size * isz, fn);
+    if (ad && tmp) {
+        for (size_t r = 0; k && r < a->size / k; r++)
+            mc_qdq_fp(ad + r * k * isz, a->dtype, k, gs, bits, tmp + r * k * isz);
+        if (tmp != (char *)dst)
+            mc_kernels()->convert[a->dtype][MLX_FLOAT32](tmp, dst, a->size);
+    }
+    scratch_drop(&sa);
+    scratch_drop(&st);
+    return !ad || !tmp;
+}
+
+static int qqmm_eval(mc_array *out, mc_array *const *in, int n, const void *params)
+{
+    (void)n;
+    static const char fn[] = "qqmm";
+    const mc_quant_params *p = params;
+    const mc_array *x = in[0], *w = in[1];
+    int M = x->shape[0], K = x->shape[1], N = w->shape[0];
+    bool direct = out->dtype == MLX_FLOAT32;
+    scratch sx = {0}, sw = {0}, ss = {0}, so = {0};
+    int rc = 1;
+    if (mc_array_alloc_data(out, fn))
+        return 1;
+    if (out->size == 0)
+        return 0;
+    float *o = direct ? out->data : scratch_take(&so, out->size * sizeof(float), fn);
+    float *xh = o ? scratch_take(&sx, x->size ? x->size * sizeof(float) : 1, fn) : NULL;
+    if (!xh || qdq_rows(x, xh, p->group_size, p->bits, fn))
+        goto done;
+    if (K == 0) {
+        memset(o, 0, out->size * sizeof(float));
+    } else if (w->dtype == MLX_UINT32) {
+        const uint32_t *wd = dense(w, MLX_UINT32, &sw, fn);
+        const void *sd = wd ? dense(in[2], MLX_UINT8, &ss, fn) : NULL;
+        if (!sd)
+            goto done;
+        mc_qmat q = {wd,      (size_t)w->shape[1], sd, NULL, (size_t)in[2]->shape[1], MLX_UINT8,
+                     p->bits, p->group_size,       1};
+        if (qmm_run(&q, true, xh, M, N, K, o, fn))
+            goto done;
+    } else {
+        float *wh = scratch_take(&sw, w->size * sizeof(float), fn);
+        if (!wh || qdq_rows(w, wh, p->group_size, p->bits, fn))
+            goto done;
+        mc_blas_gemm_nt(MLX_FLOAT32, M, N, K, xh, K, wh, K, o, N);
+    }
+    if (!direct)
+        mc_kernels()->convert[MLX_FLOAT32][out->dtype](o, out->data, out->size);
+    rc = 0;
+done:
+    scratch_drop(&sx);
+    scratch_drop(&sw);
+    scratch_drop(&ss);
+    scratch_drop(&so);
+    return rc;
+}
+
+mc_array *mc_node_qqmm(mc_array *x, mc_array *w, mc_array *scales, int group_size, int bits, mc_qmode mode,
+                       const char *fn)
+{
+    mc_quant_params p = {0};
+    p.group_size = group_size;
+    p.bits = bits;
+    p.mode = (int)mode;
+    mc_array *in[3] = {x, w, scales};
+    return mc_node_new(fn, MC_PRIM_QQMATMUL, in, scales ? 3 : 2, &p, sizeof p);
+}
+
+/* MLX's rule: x gets qqmm(cot, W^T) and W gets qqmm(cot^T, x^T), both
+ * operands quantized again; packed weights have none (MLX's rule would
+ * call qqmm with them and no scales, an error). */
+static int qqmm_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
+{
+    const mc_quant_params *p = node->params;
+    mc_array *x = node->inputs[0], *w = node->inputs[1];
+    for (int k = 0; k < nargs; k++)
+        if (w->dtype == MLX_UINT32 && argnums[k] < 2)
+            return mc_error("[%s] [qqmm] Scales must be provided if second argument is quantized.", fn);
+    for (int k = 0; k < nargs; k++) {
+        mc_gb s;
+        mc_gb_begin(&s, fn);
+        mc_array *g;
+        if (argnums[k] == 0)
+            g = mc_gb_hold(&s,
+                           mc_node_qqmm(cot, mc_gb_swap_last(&s, w), NULL, p->group_size, p->bits, p->mode, fn));
+        else if (argnums[k] == 1)
+            g = mc_gb_hold(&s, mc_node_qqmm(mc_gb_swap_last(&s, cot), mc_gb_swap_last(&s, x), NULL, p->group_size,
+                                            p->bits, p->mode, fn));
+        else
+            g = mc_gb_zeros_like(&s, node->inputs[argnums[k]]);
+        if (mc_vjp_store(vjps, k, &s, g))
+            return 1;
+    }
+    return 0;
+}
+
+static mc_array *qqmm_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
+{
+    (void)node, (void)tans, (void)argnums, (void)nargs;
+    mc_error("[%s] QQMM::jvp NYI", fn);
+    return NULL;
+}
+
+const mc_prim_info mc_prim_qqmatmul = {
+    .name = "QQMatmul",
+    .arity = MC_ARITY_ANY,
+    .infer = qqmm_infer,
+    .eval = qqmm_eval,
+    .vjp = qqmm_vjp,
+    .jvp = qqmm_jvp,
 };

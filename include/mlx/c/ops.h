@@ -1468,13 +1468,14 @@ int mlx_conv_transpose3d(
     int groups,
     const mlx_stream s);
 
-/* ---- Quantization (MLX's "affine" mode) ---------------------------------- */
+/* ---- Quantization --------------------------------------------------------- */
 
-/* Quantizes the last axis of w (float32, float16 or bfloat16, at least 2-D)
- * in groups of group_size (32, 64 or 128; default 64) to bits (2, 3, 4,
- * 5, 6 or 8; default 4) bits, packed into uint32 as MLX packs them. *res
- * becomes {packed w, scales, biases} (scales and biases of w's dtype).
- * mode must be "affine"; global_scale must be empty. */
+/* Quantizes the last axis of w (floating, at least 2-D) in groups, packed
+ * into uint32 as MLX packs them. mode "affine": group_size 32, 64 or 128
+ * (default 64), bits 2, 3, 4, 5, 6 or 8 (default 4); *res becomes {packed
+ * w, scales, biases} (scales and biases of w's dtype). "mxfp4" (group 32,
+ * 4 bits), "mxfp8" (32, 8) and "nvfp4" (16, 4): *res becomes {packed w,
+ * uint8 scales}. global_scale (a float32 scalar) only with "nvfp4". */
 int mlx_quantize(
     mlx_vector_array* res,
     const mlx_array w,
@@ -1484,8 +1485,10 @@ int mlx_quantize(
     const mlx_array global_scale /* may be null */,
     const mlx_stream s);
 
-/* The inverse of mlx_quantize: scales * code + biases per group, of the
- * scales' dtype or of dtype when given. biases are required ("affine"). */
+/* The inverse of mlx_quantize: scales * code + biases per group ("affine":
+ * biases required; of the scales' dtype), or scale * code (the fp modes:
+ * no biases; bfloat16, or float32 with nvfp4's global_scale), or of dtype
+ * when given. */
 int mlx_dequantize(
     mlx_array* res,
     const mlx_array w,
@@ -1500,7 +1503,7 @@ int mlx_dequantize(
 
 /* x @ W^T (transpose) or x @ W, W the dequantized w, without forming W:
  * the output has x's shape with the last dim W's outer dim, and the dtype
- * promoted from x, scales and biases. */
+ * promoted from x, scales and biases ("affine") or x's (the fp modes). */
 int mlx_quantized_matmul(
     mlx_array* res,
     const mlx_array x,
@@ -1530,6 +1533,24 @@ int mlx_gather_qmm(
     mlx_optional_int bits,
     const char* mode,
     bool sorted_indices,
+    const mlx_stream s);
+
+/* x @ W^T with both operands quantized and dequantized by rows in mode
+ * "nvfp4" (default) or "mxfp8" first: w is either floating (N, K) with
+ * w_scales empty, or packed by mlx_quantize in that mode with its
+ * w_scales. x is 1-D, 2-D, or more (flattened against a 2-D w); the
+ * result has x's dtype. The global scales (float32 scalars, nvfp4 only,
+ * both or neither) are checked and not used, as on MLX's CPU. */
+int mlx_qqmm(
+    mlx_array* res,
+    const mlx_array x,
+    const mlx_array w,
+    const mlx_array w_scales /* may be null */,
+    mlx_optional_int group_size,
+    mlx_optional_int bits,
+    const char* mode,
+    const mlx_array global_scale_x /* may be null */,
+    const mlx_array global_scale_w /* may be null */,
     const mlx_stream s);
 
 /* ---- Miscellaneous ------------------------------------------------------- */
