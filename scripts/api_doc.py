@@ -27,6 +27,7 @@ HEADERS = [
     ("stream.h", "Streams"),
     ("closure.h", "Closures"),
     ("transforms.h", "Transforms"),
+    ("transforms_impl.h", "Transforms: vmap"),
     ("compile.h", "Compile"),
     ("graph_utils.h", "Graph export"),
     ("memory.h", "Memory"),
@@ -50,6 +51,8 @@ HEADERS = [
 # function by measured speed (simd/vec_math.h); float64 always uses the
 # 1.0-ULP variants.
 NOTES = {
+    "mlx_detail_vmap_trace": "MLX's checks and messages; an in axis outside [-1, ndim) is refused (docs/vmap.md)",
+    "mlx_detail_vmap_replace": "MLX's rule per primitive, or MLX's error where MLX has none (docs/vmap.md)",
     "mlx_distributed_init": "MPI's world when launched by MPI (mpirun); else the singleton group (strict: MLX's error). docs/distributed.md",
     "mlx_distributed_all_sum": "checks that every process runs the same collective on the same dtype and size first (MLX_CPU_MPI_CHECK=0 skips it); waits at most MLX_CPU_MPI_TIMEOUT s (300)",
     "mlx_distributed_sum_scatter": "MPI_Reduce_scatter_block (MLX's MPI backend does not implement it)",
@@ -84,7 +87,7 @@ NOTES = {
     "mlx_vjp": "partial: see docs/autodiff.md for the primitives still without rules",
     "mlx_jvp": "partial: as mlx_vjp",
     "mlx_value_and_grad": "partial: as mlx_vjp",
-    "mlx_custom_function": "partial: fun_vmap is kept but unused until vmap exists; a function of several outputs calls fun_vjp once per output (each with the others' cotangents zero), which sums to MLX's single call",
+    "mlx_custom_function": "a function of several outputs calls fun_vjp once per output (each with the others' cotangents zero), which sums to MLX's single call",
     "mlx_checkpoint": "one CustomTransforms node per output; the backward pass runs fun again",
     "mlx_synchronize": "returns at once: evaluation is synchronous",
     "mlx_array_data_bool": "evaluates first (all data_* accessors do)",
@@ -219,7 +222,6 @@ def render(lib):
         "and checked by the `api_doc` test.",
         "",
         "**Partial: not implemented yet** (mlx-c v0.6.0 has them): of",
-        "transforms.h vmap (`mlx_detail_vmap_trace`, `mlx_detail_vmap_replace`);",
         "the header export.h (.mlxfn); and of ops.h `mlx_depends`,",
         "`mlx_block_masked_mm`, `mlx_gather_mm`, `mlx_segmented_mm` and `mlx_qqmm`.",
         "Quantization is partial (the \"affine\" mode only).",
