@@ -390,7 +390,7 @@ static const vcase cases[] = {
      MC_PRIM_SCATTER, NULL, 0},
     {"slice_update", f_slice_update, 2, {2, 2}, {{4, 4}, {2, 4}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_SLICE_UPDATE,
      NULL, 0},
-    {"pad", f_pad, 2, {1, 0}, {{4}, {0}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_PAD, "Pad vmap is NYI.", 2},
+    {"pad", f_pad, 2, {1, 0}, {{4}, {0}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_PAD, NULL, 2},
     {"number_of_elements", f_numel, R1(2, 2, 4), {IN_F}, -1, 1, 0, MC_PRIM_NUMBER_OF_ELEMENTS, NULL, 0},
     {"matmul", f_matmul, 2, {3, 2}, {{2, 2, 4}, {4, 5}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_MATMUL, NULL, 0},
     {"matmul_vector", f_matvec, 2, {1, 3}, {{4}, {2, 4, 5}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_MATMUL, NULL, 0},
@@ -420,8 +420,8 @@ static const vcase cases[] = {
     {"layer_norm", f_layer_norm, 3, {2, 1, 1}, {{2, 4}, {4}, {4}}, {IN_F, IN_F, IN_F}, -1, 1, 0,
      MC_PRIM_LAYER_NORM, NULL, 0},
     {"rope", f_rope, R1(3, 2, 2, 4), {IN_F}, -1, 1, 0, MC_PRIM_ROPE, NULL, 0},
-    {"sdpa", f_sdpa, 3, {3, 3, 3}, {{2, 2, 4}, {2, 4, 4}, {2, 4, 4}}, {IN_F, IN_F, IN_F}, -1, 1, 0, MC_PRIM_SDPA,
-     NULL, 0},
+    {"sdpa", f_sdpa, 3, {4, 4, 4}, {{1, 2, 2, 4}, {1, 2, 4, 4}, {1, 2, 4, 4}}, {IN_F, IN_F, IN_F}, -1, 1, 0,
+     MC_PRIM_SDPA, NULL, 0},
     {"custom_vjp", f_custom, R1(2, 2, 4), {IN_F}, -1, 1, 0, MC_PRIM_CUSTOM, NULL, 0},
     {"compiled_chain", f_fused, 2, {2, 1}, {{2, 4}, {4}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_FUSED, NULL, 0},
 };
@@ -585,9 +585,13 @@ static void test_every_primitive_vmaps_as_its_elements_stacked(void **state)
             for (int i = 0; i < c->nin; i++)
                 axes[i] = i == 0 ? (c->ndim[0] > 0 ? 1 : 0) : -1;
             check_axes(c, f, axes, 0, seen);
-            for (int i = 0; i < c->nin; i++)
+            bool any = false;
+            for (int i = 0; i < c->nin; i++) {
                 axes[i] = i == 0 || (c->no_batch >> i & 1) ? -1 : 0;
-            check_axes(c, f, axes, 1, seen);
+                any |= axes[i] == 0;
+            }
+            if (any)
+                check_axes(c, f, axes, 1, seen);
         }
         mlx_closure_free(f);
     }
@@ -731,9 +735,13 @@ static int tree_fun(mlx_vector_array *res, const mlx_vector_array in)
 static int two_outputs(mlx_vector_array *res, const mlx_vector_array in)
 {
     mlx_array x = vec_get(in, 0), y = vec_get(in, 1), s = mlx_array_new(), p = mlx_array_new();
-    int rc = mlx_add(&s, x, y, S()) || mlx_multiply(&p, x, y, S()) || mlx_vector_array_append_value(*res, s) ||
-             mlx_vector_array_append_value(*res, p);
-    TU_FREE(x, y, s, p);
+    mlx_array both[2] = {s, p};
+    int rc = mlx_add(&both[0], x, y, S()) || mlx_multiply(&both[1], x, y, S());
+    mlx_vector_array v = mlx_vector_array_new_data(both, 2);
+    rc = rc || mlx_vector_array_set(res, v);
+    mlx_vector_array_free(v);
+    tu_free_n(both, 2);
+    TU_FREE(x, y);
     return rc;
 }
 
@@ -749,6 +757,7 @@ static void test_mlx_tree(void **state)
     mlx_array o = vmap1(f, in, 3, (const int[]){0, 1, 1}, 0);
     expect_same(o, w, 0, "(a + b0.T) * b1.T");
     TU_FREE(o, t0, t1, w);
+    w = mlx_array_new();
     tu_free_n(in, 3);
     mlx_closure_free(f);
 
@@ -1132,12 +1141,16 @@ static int scatter_row(mlx_array *o, const mlx_array *x, mlx_stream s, bool add)
 static int scatter_set(mlx_array *o, const mlx_array *x, mlx_stream s) { return scatter_row(o, x, s, false); }
 static int scatter_add1(mlx_array *o, const mlx_array *x, mlx_stream s) { return scatter_row(o, x, s, true); }
 
-/* a[idx] = updates on a 1-D row: idx and updates one element each. */
+/* a[idx] = updates: idx one index, updates one value (broadcast over the
+ * indexed row when a is 2-D). */
 static int scatter_at(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
+    int shape[3] = {1, 1, 0}, nd = (int)mlx_array_ndim(x[0]) + 1;
+    if (nd == 3)
+        shape[2] = mlx_array_shape(x[0])[1];
     mlx_array i = mlx_array_new(), u = mlx_array_new(), uf = mlx_array_new();
     int rc = mlx_reshape(&i, x[1], (const int[]){1}, 1, s) || mlx_astype(&uf, x[2], MLX_FLOAT32, s) ||
-             mlx_reshape(&u, uf, (const int[]){1, 1}, 2, s);
+             mlx_broadcast_to(&u, uf, shape, (size_t)nd, s);
     mlx_vector_array iv = vec_of(&i, 1);
     rc = rc || mlx_scatter(o, x[0], iv, u, (const int[]){0}, 1, s);
     mlx_vector_array_free(iv);
@@ -1176,7 +1189,8 @@ static void test_mlx_scatter(void **state)
     o = vmap_fn(scatter_at, in, 3, (const int[]){-1, -1, 0}, 0);
     double want[36] = {0};
     for (int b = 0; b < 3; b++)
-        want[b * 12] = b + 1;
+        for (int j = 0; j < 4; j++)
+            want[b * 12 + j] = b + 1;
     expect_values(o, want, (const int[]){3, 3, 4}, 3, "(None, None, 0)");
     TU_FREE(o);
     tu_free_n(in, 3);
@@ -1327,8 +1341,11 @@ static int tuple_fun(mlx_vector_array *res, const mlx_vector_array in)
 {
     mlx_array a = vec_get(in, 0), b = vec_get(in, 1), ten = mlx_array_new_int(10);
     mlx_array p = mlx_array_new(), q = mlx_array_new();
-    int rc = mlx_add(&p, a, ten, S()) || mlx_multiply(&q, b, ten, S()) || mlx_vector_array_append_value(*res, p) ||
-             mlx_vector_array_append_value(*res, q);
+    int rc = mlx_add(&p, a, ten, S()) || mlx_multiply(&q, b, ten, S());
+    mlx_array both[2] = {p, q};
+    mlx_vector_array v = mlx_vector_array_new_data(both, 2);
+    rc = rc || mlx_vector_array_set(res, v);
+    mlx_vector_array_free(v);
     TU_FREE(a, b, ten, p, q);
     return rc;
 }
@@ -1443,8 +1460,7 @@ static void test_errors_report_once(void **state)
     assert_int_not_equal(mlx_detail_vmap_trace(&s_in, &s_out, f, args, &zero, 1), 0);
     tu_expect_error("[mlx_closure_apply]");
     assert_int_not_equal(mlx_detail_vmap_trace(&s_in, &s_out, g, args, &zero, 1), 0);
-    assert_int_equal(tu_error_count(), 2); /* eval's message, then the closure's failure */
-    tu_reset_errors();
+    tu_expect_error("[mlx_array_eval] Cannot evaluate a placeholder of a compile or vmap trace");
     assert_int_not_equal(mlx_detail_vmap_trace(&s_in, &s_out, g, args, axes2, 2), 0);
     tu_expect_error("[vmap] The number of in axes (2) must match the number of inputs (1).");
     assert_int_not_equal(mlx_detail_vmap_trace(&s_in, &s_out, g, args, (const int[]){-2}, 1), 0);
@@ -1471,7 +1487,7 @@ static void test_errors_report_once(void **state)
     /* a placeholder left in the graph cannot be evaluated */
     mlx_array p = vec_get(s_out, 0);
     assert_int_not_equal(mlx_array_eval(p), 0);
-    tu_expect_error("[eval]");
+    tu_expect_error("[mlx_array_eval] Cannot evaluate a placeholder");
     /* and the right call still works; a negative out axis counts from the end */
     assert_int_equal(mlx_detail_vmap_replace(&outs, args, s_in, s_out, &zero, 1, (const int[]){-1}, 1), 0);
     mlx_array o = vec_get(outs, 0), w = mlx_array_new(), t = mlx_array_new();

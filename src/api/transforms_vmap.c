@@ -56,7 +56,7 @@ int mlx_detail_vmap_trace(mlx_vector_array *res_0, mlx_vector_array *res_1, cons
         return mc_error("[%s] A result pointer is NULL.", fn);
     if (!fun.ctx)
         return mc_error("[%s] Expected a non-empty mlx_closure (the handle's ctx is NULL).", fn);
-    int n, na, nout;
+    int n = 0, na = 0, nout = 0;
     mc_array *const *in = arrays_of(inputs, &n);
     if (!in || axes_count(in_axes, in_axes_num, &na, "in_axes"))
         return 1;
@@ -77,7 +77,7 @@ int mlx_detail_vmap_replace(mlx_vector_array *res, const mlx_vector_array inputs
 {
     if (!res)
         return mc_error("[%s] The result pointer is NULL.", fn);
-    int n, ns, nout, nia, noa;
+    int n = 0, ns = 0, nout = 0, nia = 0, noa = 0;
     mc_array *const *in = arrays_of(inputs, &n);
     mc_array *const *s_in = in ? arrays_of(s_inputs, &ns) : NULL;
     mc_array *const *s_out = s_in ? arrays_of(s_outputs, &nout) : NULL;

@@ -632,17 +632,27 @@ static int slice_update_vmap(mc_array **out, int *out_axis, mc_array *node, mc_a
     return all_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
 }
 
-/* MLX's Pad::vmap is not written yet; its message. */
+/* MLX's Pad::vmap is not written yet ("Pad vmap is NYI."), but MLX's fft
+ * at a longer length and diag build no Pad where ours do, and MLX vmaps
+ * those: so Pad batches, the batch first and the padded axes shifted past
+ * it (a batched pad value goes element by element). */
 static int pad_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
                     const char *fn)
 {
-    (void)out;
-    (void)out_axis;
-    (void)node;
-    (void)in;
-    (void)axes;
-    (void)fn;
-    return mc_error("Pad vmap is NYI.");
+    if (axes[1] >= 0)
+        return mc_vmap_by_element(out, out_axis, node, in, axes, fn);
+    mc_pad_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    for (int i = 0; i < q.n; i++)
+        q.axes[i]++;
+    mc_array *a = mc_vmap_front(in[0], axes[0], 1, fn);
+    if (!a)
+        return 1;
+    mc_array *args[2] = {a, in[1]};
+    *out = mc_node_new(fn, node->prim, args, 2, &q, sizeof q);
+    mc_array_release(a);
+    *out_axis = 0;
+    return *out ? 0 : 1;
 }
 
 /* As MLX: the count over the same axes of the batched input (the batch

@@ -132,9 +132,15 @@ int mc_vmap_leading(mc_array **out, int *out_axis, mc_array *node, mc_array *con
     mc_array **args = mc_xcalloc((size_t)n, sizeof *args);
     if (!args)
         return mc_error_oom(fn, (size_t)n * sizeof *args);
-    for (int i = 0; i < n; i++)
-        if (!(args[i] = mc_vmap_front(in[i], axes[i], b, fn)))
+    mc_contiguous_params row = {0};
+    for (int i = 0; i < n; i++) {
+        mc_array *f = mc_vmap_front(in[i], axes[i], b, fn);
+        /* their kernels read row-major matrices, as the ops hand them */
+        args[i] = f ? mc_node_new(fn, MC_PRIM_CONTIGUOUS, &f, 1, &row, sizeof row) : NULL;
+        mc_array_release(f);
+        if (!args[i])
             goto done;
+    }
     *out = mc_node_like(node, args, n, fn);
     *out_axis = 0;
     rc = *out ? 0 : 1;

@@ -50,7 +50,8 @@ int mc_vmap_elementwise(mc_array **out, int *out_axis, mc_array *node, mc_array 
 
 /* A primitive that already maps over leading axes of every input (the
  * factorizations): batches to the front, unbatched inputs broadcast to the
- * batch, the primitive again. */
+ * batch, each made row-contiguous (as the ops hand them), the primitive
+ * again. */
 int mc_vmap_leading(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
                     const char *fn);
 
