@@ -122,14 +122,14 @@ typedef struct vcase {
     in_kind kind[MAX_IN]; /* IN_F: float32 in [lo, hi]; IN_I: int32 in [0, ilim) */
     double lo, hi;
     int ilim;
-    int prim;               /* the primitive the row is for */
-    const char *mlx_error;  /* where MLX cannot vmap it: its message */
-    unsigned no_batch;      /* inputs never batched (bit i), e.g. an index list f fixes */
+    int prim;              /* the primitive the row is for */
+    const char *mlx_error; /* where MLX cannot vmap it: its message */
+    unsigned no_batch;     /* inputs never batched (bit i), e.g. an index list f fixes */
 } vcase;
 
 static mlx_stream S(void) { return tu_stream(); }
 
-#define UNARY(name, call)                                                                                         \
+#define UNARY(name, call) \
     static int f_##name(mlx_array *o, const mlx_array *x, mlx_stream s) { return call; }
 
 UNARY(exp, mlx_exp(o, x[0], s))
@@ -178,7 +178,8 @@ UNARY(random_permutation, mlx_random_permutation(o, x[0], 0, x[1], s))
 UNARY(rms_norm, mlx_fast_rms_norm(o, x[0], x[1], 1e-5f, s))
 UNARY(layer_norm, mlx_fast_layer_norm(o, x[0], x[1], x[2], 1e-5f, s))
 UNARY(rope, mlx_fast_rope(o, x[0], 4, false, (mlx_optional_float){10000.0f, true}, 1.0f, 1, (mlx_array){0}, s))
-UNARY(sdpa, mlx_fast_scaled_dot_product_attention(o, x[0], x[1], x[2], 0.5f, "", (mlx_array){0}, (mlx_array){0}, s))
+UNARY(sdpa,
+      mlx_fast_scaled_dot_product_attention(o, x[0], x[1], x[2], 0.5f, "", (mlx_array){0}, (mlx_array){0}, s))
 
 static int f_gather(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
@@ -214,13 +215,13 @@ static int spd(mlx_array *o, mlx_array a, mlx_stream s)
     return rc;
 }
 
-#define LINALG(name, call)                                                                                        \
-    static int f_##name(mlx_array *o, const mlx_array *x, mlx_stream s)                                           \
-    {                                                                                                             \
-        mlx_array a = mlx_array_new();                                                                            \
-        int rc = spd(&a, x[0], s) || (call);                                                                      \
-        mlx_array_free(a);                                                                                        \
-        return rc;                                                                                                \
+#define LINALG(name, call)                                              \
+    static int f_##name(mlx_array *o, const mlx_array *x, mlx_stream s) \
+    {                                                                   \
+        mlx_array a = mlx_array_new();                                  \
+        int rc = spd(&a, x[0], s) || (call);                            \
+        mlx_array_free(a);                                              \
+        return rc;                                                      \
     }
 
 LINALG(inv, mlx_linalg_inv(o, a, s))
@@ -231,8 +232,7 @@ LINALG(solve, mlx_linalg_solve(o, a, x[1], s))
 static int f_eigvals(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     mlx_array a = mlx_array_new(), e = mlx_array_new();
-    int rc = spd(&a, x[0], s) || mlx_linalg_eigvals(&e, a, s) || mlx_abs(&a, e, s) ||
-             mlx_sort_axis(o, a, 0, s);
+    int rc = spd(&a, x[0], s) || mlx_linalg_eigvals(&e, a, s) || mlx_abs(&a, e, s) || mlx_sort_axis(o, a, 0, s);
     TU_FREE(a, e);
     return rc;
 }
@@ -330,8 +330,8 @@ static int f_custom(mlx_array *o, const mlx_array *x, mlx_stream s)
 static int chain(mlx_vector_array *res, const mlx_vector_array in)
 {
     mlx_array x = vec_get(in, 0), y = vec_get(in, 1), t = mlx_array_new(), u = mlx_array_new();
-    int rc = mlx_multiply(&t, x, y, S()) || mlx_sin(&u, t, S()) || mlx_add(&t, u, x, S()) ||
-             mlx_exp(&u, t, S()) || mlx_vector_array_set_value(res, u);
+    int rc = mlx_multiply(&t, x, y, S()) || mlx_sin(&u, t, S()) || mlx_add(&t, u, x, S()) || mlx_exp(&u, t, S()) ||
+             mlx_vector_array_set_value(res, u);
     TU_FREE(x, y, t, u);
     return rc;
 }
@@ -349,7 +349,13 @@ static int f_fused(mlx_array *o, const mlx_array *x, mlx_stream s)
     return rc;
 }
 
-#define R1(nd, ...) 1, {nd}, {{__VA_ARGS__}}
+#define R1(nd, ...)     \
+    1, {nd},            \
+    {                   \
+        {               \
+            __VA_ARGS__ \
+        }               \
+    }
 #define NYI_VMAP "[Primitive::vmap] Not implemented for "
 
 static const vcase cases[] = {
@@ -381,15 +387,55 @@ static const vcase cases[] = {
     {"argpartition", f_argpartition, R1(2, 4, 2), {IN_F}, -1, 1, 0, MC_PRIM_ARGPARTITION, NULL, 0},
     {"concatenate", f_concat, 2, {2, 2}, {{2, 4}, {2, 1}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_CONCATENATE, NULL, 0},
     {"take", f_take, 2, {2, 2}, {{2, 4}, {2, 2}}, {IN_F, IN_I}, -1, 1, 4, MC_PRIM_GATHER_AXIS, NULL, 0},
-    {"take_along_axis", f_take_along, 2, {2, 2}, {{4, 2}, {2, 2}}, {IN_F, IN_I}, -1, 1, 4, MC_PRIM_GATHER_AXIS,
-     NULL, 0},
-    {"put_along_axis", f_put_along, 3, {2, 2, 2}, {{2, 4}, {2, 2}, {2, 2}}, {IN_F, IN_I, IN_F}, -1, 1, 4,
-     MC_PRIM_SCATTER_AXIS, NULL, 0},
+    {"take_along_axis",
+     f_take_along,
+     2,
+     {2, 2},
+     {{4, 2}, {2, 2}},
+     {IN_F, IN_I},
+     -1,
+     1,
+     4,
+     MC_PRIM_GATHER_AXIS,
+     NULL,
+     0},
+    {"put_along_axis",
+     f_put_along,
+     3,
+     {2, 2, 2},
+     {{2, 4}, {2, 2}, {2, 2}},
+     {IN_F, IN_I, IN_F},
+     -1,
+     1,
+     4,
+     MC_PRIM_SCATTER_AXIS,
+     NULL,
+     0},
     {"gather", f_gather, 2, {2, 1}, {{4, 4}, {2}}, {IN_F, IN_I}, -1, 1, 4, MC_PRIM_GATHER, NULL, 0},
-    {"scatter_add", f_scatter_add, 3, {2, 1, 3}, {{4, 2}, {5}, {5, 1, 2}}, {IN_F, IN_I, IN_F}, -1, 1, 4,
-     MC_PRIM_SCATTER, NULL, 0},
-    {"slice_update", f_slice_update, 2, {2, 2}, {{4, 4}, {2, 4}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_SLICE_UPDATE,
-     NULL, 0},
+    {"scatter_add",
+     f_scatter_add,
+     3,
+     {2, 1, 3},
+     {{4, 2}, {5}, {5, 1, 2}},
+     {IN_F, IN_I, IN_F},
+     -1,
+     1,
+     4,
+     MC_PRIM_SCATTER,
+     NULL,
+     0},
+    {"slice_update",
+     f_slice_update,
+     2,
+     {2, 2},
+     {{4, 4}, {2, 4}},
+     {IN_F, IN_F},
+     -1,
+     1,
+     0,
+     MC_PRIM_SLICE_UPDATE,
+     NULL,
+     0},
     {"pad", f_pad, 2, {1, 0}, {{4}, {0}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_PAD, NULL, 2},
     {"number_of_elements", f_numel, R1(2, 2, 4), {IN_F}, -1, 1, 0, MC_PRIM_NUMBER_OF_ELEMENTS, NULL, 0},
     {"matmul", f_matmul, 2, {3, 2}, {{2, 2, 4}, {4, 5}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_MATMUL, NULL, 0},
@@ -409,19 +455,59 @@ static const vcase cases[] = {
     {"hadamard", f_hadamard, R1(2, 2, 4), {IN_F}, -1, 1, 0, MC_PRIM_HADAMARD, NULL, 0},
     {"quantize", f_quantize, R1(2, 2, 32), {IN_F}, -1, 1, 0, MC_PRIM_QUANTIZE, NULL, 0},
     {"dequantize", f_quantize, R1(2, 2, 32), {IN_F}, -1, 1, 0, MC_PRIM_DEQUANTIZE, NULL, 0},
-    {"quantized_matmul", f_quantized_matmul, 2, {2, 2}, {{2, 32}, {4, 32}}, {IN_F, IN_F}, -1, 1, 0,
-     MC_PRIM_QUANTIZED_MATMUL, "[QuantizedMatmul::vmap] NYI", 2},
+    {"quantized_matmul",
+     f_quantized_matmul,
+     2,
+     {2, 2},
+     {{2, 32}, {4, 32}},
+     {IN_F, IN_F},
+     -1,
+     1,
+     0,
+     MC_PRIM_QUANTIZED_MATMUL,
+     "[QuantizedMatmul::vmap] NYI",
+     2},
     {"random_bits", f_random_bits, R1(1, 2), {IN_KEY}, 0, 0, 0, MC_PRIM_RANDOM_BITS, NULL, 0},
     {"random_normal", f_random_normal, R1(1, 2), {IN_KEY}, 0, 0, 0, MC_PRIM_RANDOM_DIST, NULL, 0},
-    {"random_permutation", f_random_permutation, 2, {1, 1}, {{5}, {2}}, {IN_F, IN_KEY}, -1, 1, 0,
-     MC_PRIM_RANDOM_PERMUTATION, NULL, 0},
+    {"random_permutation",
+     f_random_permutation,
+     2,
+     {1, 1},
+     {{5}, {2}},
+     {IN_F, IN_KEY},
+     -1,
+     1,
+     0,
+     MC_PRIM_RANDOM_PERMUTATION,
+     NULL,
+     0},
     {"fft", f_fft, R1(2, 2, 4), {IN_F}, -1, 1, 0, MC_PRIM_FFT, NULL, 0},
     {"rms_norm", f_rms_norm, 2, {2, 1}, {{2, 4}, {4}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_RMS_NORM, NULL, 0},
-    {"layer_norm", f_layer_norm, 3, {2, 1, 1}, {{2, 4}, {4}, {4}}, {IN_F, IN_F, IN_F}, -1, 1, 0,
-     MC_PRIM_LAYER_NORM, NULL, 0},
+    {"layer_norm",
+     f_layer_norm,
+     3,
+     {2, 1, 1},
+     {{2, 4}, {4}, {4}},
+     {IN_F, IN_F, IN_F},
+     -1,
+     1,
+     0,
+     MC_PRIM_LAYER_NORM,
+     NULL,
+     0},
     {"rope", f_rope, R1(3, 2, 2, 4), {IN_F}, -1, 1, 0, MC_PRIM_ROPE, NULL, 0},
-    {"sdpa", f_sdpa, 3, {4, 4, 4}, {{1, 2, 2, 4}, {1, 2, 4, 4}, {1, 2, 4, 4}}, {IN_F, IN_F, IN_F}, -1, 1, 0,
-     MC_PRIM_SDPA, NULL, 0},
+    {"sdpa",
+     f_sdpa,
+     3,
+     {4, 4, 4},
+     {{1, 2, 2, 4}, {1, 2, 4, 4}, {1, 2, 4, 4}},
+     {IN_F, IN_F, IN_F},
+     -1,
+     1,
+     0,
+     MC_PRIM_SDPA,
+     NULL,
+     0},
     {"custom_vjp", f_custom, R1(2, 2, 4), {IN_F}, -1, 1, 0, MC_PRIM_CUSTOM, NULL, 0},
     {"compiled_chain", f_fused, 2, {2, 1}, {{2, 4}, {4}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_FUSED, NULL, 0},
 };
@@ -429,10 +515,7 @@ static const vcase cases[] = {
 /* Primitives no function reaches through vmap: no inputs (traced inputs,
  * arange, recv), or communication between processes (the mpi suite runs
  * those; a single process has none to talk to). */
-static bool unreachable(int id)
-{
-    return mc_prims[id]->arity == 0 || mc_prims[id]->communicates;
-}
+static bool unreachable(int id) { return mc_prims[id]->arity == 0 || mc_prims[id]->communicates; }
 
 /* A deterministic generator, so a failure reproduces. */
 static uint64_t rng_state;
@@ -468,8 +551,10 @@ static mlx_array make_input(const vcase *c, int i, int ax)
         case IN_KEY: vals[j] = floor(u * 4294967295.0); break;
         }
     }
-    mlx_dtype dt = c->kind[i] == IN_F ? MLX_FLOAT32 : c->kind[i] == IN_I ? MLX_INT32
-                                                    : c->kind[i] == IN_B ? MLX_BOOL : MLX_UINT32;
+    mlx_dtype dt = c->kind[i] == IN_F   ? MLX_FLOAT32
+                   : c->kind[i] == IN_I ? MLX_INT32
+                   : c->kind[i] == IN_B ? MLX_BOOL
+                                        : MLX_UINT32;
     return tu_array_of(dt, vals, shape, nd);
 }
 
@@ -660,13 +745,14 @@ static void test_mlx_basics_errors(void **state)
 static void test_mlx_unary_ops(void **state)
 {
     (void)state;
-    static const op1 ops[] = {mlx_abs,     mlx_cos,        mlx_erf,      mlx_erfinv,  mlx_exp,
-                              mlx_log,     mlx_log1p,      mlx_log2,     mlx_log10,   mlx_logical_not,
-                              mlx_negative, mlx_reciprocal, mlx_rsqrt,   mlx_sigmoid, mlx_sign,
-                              mlx_sin,     mlx_sqrt,       mlx_square,   mlx_degrees, mlx_radians};
+    static const op1 ops[] = {mlx_abs,      mlx_cos,        mlx_erf,    mlx_erfinv,  mlx_exp,
+                              mlx_log,      mlx_log1p,      mlx_log2,   mlx_log10,   mlx_logical_not,
+                              mlx_negative, mlx_reciprocal, mlx_rsqrt,  mlx_sigmoid, mlx_sign,
+                              mlx_sin,      mlx_sqrt,       mlx_square, mlx_degrees, mlx_radians};
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
         mlx_closure f = mlx_closure_new_func_payload(apply_op1, (void *)ops[k], NULL);
-        mlx_array x1 = arange_f(5, (const int[]){5}, 1, MLX_INT32), x2 = arange_f(8, (const int[]){2, 4}, 2, MLX_INT32);
+        mlx_array x1 = arange_f(5, (const int[]){5}, 1, MLX_INT32),
+                  x2 = arange_f(8, (const int[]){2, 4}, 2, MLX_INT32);
         mlx_array w1 = mlx_array_new(), w2 = mlx_array_new();
         assert_int_equal(ops[k](&w1, x1, S()), 0);
         assert_int_equal(ops[k](&w2, x2, S()), 0);
@@ -697,9 +783,9 @@ static mlx_array uniform(const int *shape, int ndim, uint64_t seed)
 static void test_mlx_binary_ops(void **state)
 {
     (void)state;
-    static const op2 ops[] = {mlx_add,           mlx_divide,     mlx_equal,    mlx_greater, mlx_greater_equal,
-                              mlx_less,          mlx_less_equal, mlx_logaddexp, mlx_maximum, mlx_minimum,
-                              mlx_multiply,      mlx_power,      mlx_subtract, mlx_logical_or, mlx_logical_and};
+    static const op2 ops[] = {mlx_add,      mlx_divide,     mlx_equal,     mlx_greater,    mlx_greater_equal,
+                              mlx_less,     mlx_less_equal, mlx_logaddexp, mlx_maximum,    mlx_minimum,
+                              mlx_multiply, mlx_power,      mlx_subtract,  mlx_logical_or, mlx_logical_and};
     for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) {
         mlx_closure f = mlx_closure_new_func_payload(apply_op2, (void *)ops[k], NULL);
         mlx_array x = uniform((const int[]){2, 4}, 2, 1), y = uniform((const int[]){2, 4}, 2, 2);
@@ -823,20 +909,20 @@ static void test_mlx_indexing(void **state)
     mlx_array inds = tu_i32((const int32_t[]){0, 1, 0, 1, 1, 0}, (const int[]){2, 3}, 2);
     mlx_array in[3] = {x, inds};
     mlx_array o = vmap1(f, in, 2, (const int[]){0, 0}, 0);
-    expect_values(o, (const double[]){0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 12, 13, 14, 15, 8, 9, 10, 11},
-                  (const int[]){2, 3, 2, 2}, 4, "x[y], (0, 0)");
+    expect_values(
+        o, (const double[]){0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, 12, 13, 14, 15, 12, 13, 14, 15, 8, 9, 10, 11},
+        (const int[]){2, 3, 2, 2}, 4, "x[y], (0, 0)");
     mlx_array_free(o);
     o = vmap1(f, in, 2, (const int[]){0, -1}, 0);
-    expect_values(o,
-                  (const double[]){0,  1,  2,  3,  4,  5,  6,  7,  0,  1,  2,  3,  4,  5,  6,  7,
-                                   4,  5,  6,  7,  0,  1,  2,  3,  8,  9,  10, 11, 12, 13, 14, 15,
-                                   8,  9,  10, 11, 12, 13, 14, 15, 12, 13, 14, 15, 8,  9,  10, 11},
+    expect_values(o, (const double[]){0, 1, 2,  3,  4,  5,  6,  7,  0,  1,  2,  3,  4,  5,  6,  7,
+                                      4, 5, 6,  7,  0,  1,  2,  3,  8,  9,  10, 11, 12, 13, 14, 15,
+                                      8, 9, 10, 11, 12, 13, 14, 15, 12, 13, 14, 15, 8,  9,  10, 11},
                   (const int[]){2, 2, 3, 2, 2}, 5, "x[y], (0, None)");
     mlx_array_free(o);
     o = vmap1(f, in, 2, (const int[]){-1, 0}, 0);
-    expect_values(o,
-                  (const double[]){0, 1, 2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 0, 1, 2,  3,  4,  5,  6,  7,
-                                   8, 9, 10, 11, 12, 13, 14, 15, 8,  9,  10, 11, 12, 13, 14, 15, 0, 1, 2,  3,  4,  5,  6,  7},
+    expect_values(o, (const double[]){0, 1, 2,  3,  4,  5,  6,  7,  8, 9, 10, 11, 12, 13, 14, 15,
+                                      0, 1, 2,  3,  4,  5,  6,  7,  8, 9, 10, 11, 12, 13, 14, 15,
+                                      8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2,  3,  4,  5,  6,  7},
                   (const int[]){2, 3, 2, 2, 2}, 5, "x[y], (None, 0)");
     mlx_array_free(o);
     mlx_closure_free(f);
@@ -844,8 +930,9 @@ static void test_mlx_indexing(void **state)
     f = mlx_closure_new_func_payload(run_fn, (void *)index2, NULL);
     in[2] = tu_i32((const int32_t[]){0, 1, 0, 0, 1, 0}, (const int[]){2, 3}, 2);
     o = vmap1(f, in, 3, (const int[]){-1, 0, 0}, 0);
-    expect_values(o, (const double[]){0, 1, 2, 3, 12, 13, 14, 15, 0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3},
-                  (const int[]){2, 3, 2, 2}, 4, "x[y, z], (None, 0, 0)");
+    expect_values(
+        o, (const double[]){0, 1, 2, 3, 12, 13, 14, 15, 0, 1, 2, 3, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1, 2, 3},
+        (const int[]){2, 3, 2, 2}, 4, "x[y, z], (None, 0, 0)");
     TU_FREE(o, x, inds, in[2]);
     mlx_closure_free(f);
 }
@@ -954,7 +1041,8 @@ static void test_mlx_mismatch_and_const(void **state)
 {
     (void)state;
     mlx_closure f = mlx_closure_new_func_payload(run_fn, (void *)add2, NULL);
-    mlx_array ab[2] = {ones((const int[]){10, 1}, 2, MLX_FLOAT32), ones((const int[]){1, 1, 1, 5}, 4, MLX_FLOAT32)};
+    mlx_array ab[2] = {ones((const int[]){10, 1}, 2, MLX_FLOAT32),
+                       ones((const int[]){1, 1, 1, 5}, 4, MLX_FLOAT32)};
     mlx_vector_array args = vec_of(ab, 2), outs = mlx_vector_array_new();
     int zero = 0;
     assert_int_not_equal(vmap_apply(&outs, f, args, (const int[]){0, 0}, 2, &zero, 1), 0);
@@ -1087,9 +1175,8 @@ static void test_mlx_svd_and_inverse(void **state)
     mlx_array o = vmap_fn(inv1, &a, 1, (const int[]){1}, 0), m = mlx_array_new(), p = mlx_array_new();
     assert_int_equal(mlx_moveaxis(&m, a, 1, 0, S()) || mlx_matmul(&p, m, o, S()), 0);
     mlx_array eye = mlx_array_new(), e3 = mlx_array_new();
-    assert_int_equal(mlx_eye(&eye, 4, 4, 0, MLX_FLOAT32, S()) ||
-                         mlx_broadcast_to(&e3, eye, (const int[]){3, 4, 4}, 3, S()),
-                     0);
+    assert_int_equal(
+        mlx_eye(&eye, 4, 4, 0, MLX_FLOAT32, S()) || mlx_broadcast_to(&e3, eye, (const int[]){3, 4, 4}, 3, S()), 0);
     expect_same(p, e3, 1e-3, "a[:, i, :] @ inv[i]");
     TU_FREE(a, o, m, p, eye, e3);
 }
@@ -1180,8 +1267,7 @@ static void test_mlx_scatter(void **state)
                        tu_i32((const int32_t[]){1, 2, 3}, (const int[]){3}, 1)};
     assert_int_equal(mlx_zeros(&in[0], (const int[]){3, 4}, 2, MLX_FLOAT32, S()), 0);
     o = vmap_fn(scatter_at, in, 3, (const int[]){0, 0, 0}, 0);
-    expect_values(o, (const double[]){1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 3, 0}, (const int[]){3, 4}, 2,
-                  "(0, 0, 0)");
+    expect_values(o, (const double[]){1, 0, 0, 0, 0, 2, 0, 0, 0, 0, 3, 0}, (const int[]){3, 4}, 2, "(0, 0, 0)");
     mlx_array_free(o);
     /* only the updates */
     mlx_array_free(in[1]);
@@ -1282,8 +1368,14 @@ static void test_mlx_shapes(void **state)
     tu_free_n(in, 3);
 }
 
-static int conv1(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_conv1d(o, x[0], x[1], 1, 0, 1, 1, s); }
-static int gconv(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_conv1d(o, x[0], x[1], 1, 0, 1, 2, s); }
+static int conv1(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_conv1d(o, x[0], x[1], 1, 0, 1, 1, s);
+}
+static int gconv(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_conv1d(o, x[0], x[1], 1, 0, 1, 2, s);
+}
 
 /* vmap(fn)(in) against fn on each element (take along the axes) stacked. */
 static void expect_stacked(case_fn fn, const mlx_array *in, size_t n, const int *axes, int size, const char *what)
@@ -1294,8 +1386,8 @@ static void expect_stacked(case_fn fn, const mlx_array *in, size_t n, const int 
         mlx_array el[MAX_IN], y = mlx_array_new(), idx = mlx_array_new_int(b);
         for (size_t i = 0; i < n; i++) {
             el[i] = mlx_array_new();
-            assert_int_equal(axes[i] < 0 ? mlx_array_set(&el[i], in[i]) : mlx_take_axis(&el[i], in[i], idx, axes[i], S()),
-                             0);
+            assert_int_equal(
+                axes[i] < 0 ? mlx_array_set(&el[i], in[i]) : mlx_take_axis(&el[i], in[i], idx, axes[i], S()), 0);
         }
         assert_int_equal(fn(&y, el, S()) || mlx_vector_array_append_value(parts, y), 0);
         tu_free_n(el, n);
@@ -1368,7 +1460,10 @@ static void test_mlx_tuple_outputs(void **state)
     mlx_closure_free(f);
 }
 
-static int masked(mlx_array *o, const mlx_array *x, mlx_stream s) { return mlx_masked_scatter(o, x[0], x[1], x[2], s); }
+static int masked(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_masked_scatter(o, x[0], x[1], x[2], s);
+}
 
 static void test_mlx_masked_scatter(void **state)
 {
@@ -1549,9 +1644,8 @@ static void test_vmap_of_vjp_and_vjp_of_vmap(void **state)
     mlx_array x = uniform((const int[]){3, 4}, 2, 32), want = mlx_array_new(), c = mlx_array_new(),
               s = mlx_array_new();
     /* d/dx sum(sin(x) x) = cos(x) x + sin(x) */
-    assert_int_equal(mlx_cos(&c, x, S()) || mlx_multiply(&c, c, x, S()) || mlx_sin(&s, x, S()) ||
-                         mlx_add(&want, c, s, S()),
-                     0);
+    assert_int_equal(
+        mlx_cos(&c, x, S()) || mlx_multiply(&c, c, x, S()) || mlx_sin(&s, x, S()) || mlx_add(&want, c, s, S()), 0);
     mlx_closure g = mlx_closure_new_func(grad_row);
     mlx_array o = vmap1(g, &x, 1, (const int[]){0}, 0);
     expect_same(o, want, 1e-5, "vmap(grad) over rows");

@@ -18,8 +18,7 @@
 /* The checks of MLX's vmap_trace, in its order and with its messages (the
  * size compared against is the last batched input's); *size gets the
  * batch size (-1: no input is batched). */
-static int check_in_axes(mc_array *const *inputs, int n, const int *in_axes, int n_axes, int *size,
-                         const char *fn)
+static int check_in_axes(mc_array *const *inputs, int n, const int *in_axes, int n_axes, int *size, const char *fn)
 {
     if (n_axes != n)
         return mc_error("[%s] The number of in axes (%d) must match the number of inputs (%d).", fn, n_axes, n);
@@ -193,8 +192,8 @@ static int check_replace(mc_array *const *inputs, int n, mc_array *const *s_inpu
                 ok = a->shape[d] == s->shape[k++];
         if (!ok) {
             char s1[256], s2[256];
-            return mc_error("[%s] Input %d of shape %s is not its traced input of shape %s with axis %d added.", fn,
-                            i, mc_shape_str(s1, sizeof s1, a->ndim, a->shape),
+            return mc_error("[%s] Input %d of shape %s is not its traced input of shape %s with axis %d added.",
+                            fn, i, mc_shape_str(s1, sizeof s1, a->ndim, a->shape),
                             mc_shape_str(s2, sizeof s2, s->ndim, s->shape), ax);
         }
     }
@@ -258,7 +257,8 @@ int mc_vmap_replace(const char *fn, mc_array *const *inputs, int n, mc_array *co
         if (mc_walk_from(&r.walk, s_outputs[i]))
             goto out;
     for (; done < nout; done++)
-        if (!(outs[done] = place_output(batched_of(&r, s_outputs[done]), s_outputs[done], out_axes[done], size, fn)))
+        if (!(outs[done] =
+                  place_output(batched_of(&r, s_outputs[done]), s_outputs[done], out_axes[done], size, fn)))
             goto out;
     rc = 0;
 out:
