@@ -1,7 +1,7 @@
 /* The fault suite (built with -Dfault_injection=true only): the allocator
  * hook fails the Nth allocation, and N walks over every allocation that
  * array creation, one representative op of each family, the eval of a small
- * graph and a compile-call-free cycle make. For each N the scenario either
+ * graph, a compile-call-free cycle and a vmap make. For each N the scenario either
  * fails, with exactly one message and non-zero from the failing call, or
  * succeeds with the right values and no message (N past its allocations,
  * or a failure the library absorbs). After each N: active memory is back
@@ -414,6 +414,58 @@ static void test_compile_call_and_free_fail_cleanly_at_every_allocation(void **s
     mlx_array_free(x);
 }
 
+/* ---- vmap ---- */
+
+/* take(exp(x), i) + sum(x) for one row x and one index i: an elementwise,
+ * a reduction and a gather at a batched index (one node per element). */
+static int vmap_body(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_array x = mlx_array_new(), i = mlx_array_new(), e = mlx_array_new(), t = mlx_array_new(),
+              s = mlx_array_new();
+    int rc = mlx_vector_array_get(&x, in, 0) || mlx_vector_array_get(&i, in, 1) || mlx_exp(&e, x, S) ||
+             mlx_take_axis(&t, e, i, 0, S) || mlx_sum(&s, x, false, S) || mlx_add(&t, t, s, S) ||
+             mlx_vector_array_set_value(res, t);
+    TU_FREE(x, i, e, t, s);
+    return rc;
+}
+
+static int vmap_cycle(void *ctx)
+{
+    mlx_array *xi = ctx;
+    mlx_closure fn = mlx_closure_new_func(vmap_body);
+    mlx_vector_array in = mlx_vector_array_new_data(xi, 2), si = mlx_vector_array_new(),
+                     so = mlx_vector_array_new(), out = mlx_vector_array_new();
+    const int axes[2] = {0, 0}, oax = 0;
+    int rc = !fn.ctx || !in.ctx || !si.ctx || !so.ctx || !out.ctx;
+    rc = rc || mlx_detail_vmap_trace(&si, &so, fn, in, axes, 2) ||
+         mlx_detail_vmap_replace(&out, in, si, so, axes, 2, &oax, 1) || mlx_eval(out);
+    if (rc == 0) {
+        mlx_array y = mlx_array_new();
+        rc = mlx_vector_array_get(&y, out, 0);
+        /* rows [0, 1] and [2, 3] at indices 1 and 0: e + 1, e^2 + 5 */
+        if (rc == 0 && (fabs(tu_get(y, 0) - (exp(1) + 1)) > 1e-5 || fabs(tu_get(y, 1) - (exp(2) + 5)) > 1e-4))
+            rc = 2;
+        mlx_array_free(y);
+    }
+    mlx_vector_array_free(in);
+    mlx_vector_array_free(si);
+    mlx_vector_array_free(so);
+    mlx_vector_array_free(out);
+    mlx_closure_free(fn);
+    return rc;
+}
+
+static void test_vmap_fails_cleanly_at_every_allocation(void **state)
+{
+    (void)state;
+    const float v[4] = {0, 1, 2, 3};
+    const int32_t idx[2] = {1, 0};
+    const int shape[2] = {2, 2}, n = 2;
+    mlx_array xi[2] = {tu_f32(v, shape, 2), tu_i32(idx, &n, 1)};
+    assert_true(sweep("vmap", vmap_cycle, xi) >= 10);
+    tu_free_n(xi, 2);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, NULL, tu_test_teardown)
 
 int main(void)
@@ -424,6 +476,7 @@ int main(void)
         T(test_each_op_family_fails_cleanly_at_every_allocation),
         T(test_graph_eval_fails_cleanly_and_evaluates_afterwards),
         T(test_compile_call_and_free_fail_cleanly_at_every_allocation),
+        T(test_vmap_fails_cleanly_at_every_allocation),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }
