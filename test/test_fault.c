@@ -432,25 +432,27 @@ static int vmap_body(mlx_vector_array *res, const mlx_vector_array in)
 static int vmap_cycle(void *ctx)
 {
     mlx_array *xi = ctx;
-    mlx_closure fn = mlx_closure_new_func(vmap_body);
-    mlx_vector_array in = mlx_vector_array_new_data(xi, 2), si = mlx_vector_array_new(),
-                     so = mlx_vector_array_new(), out = mlx_vector_array_new();
     const int axes[2] = {0, 0}, oax = 0;
-    int rc = !fn.ctx || !in.ctx || !si.ctx || !so.ctx || !out.ctx;
-    rc = rc || mlx_detail_vmap_trace(&si, &so, fn, in, axes, 2) ||
-         mlx_detail_vmap_replace(&out, in, si, so, axes, 2, &oax, 1) || mlx_eval(out);
+    /* each handle made only if the one before was, so a failure reports once */
+    mlx_closure fn = mlx_closure_new_func(vmap_body);
+    mlx_vector_array v[4] = {{0}};
+    int rc = !fn.ctx;
+    if (!rc)
+        rc = !(v[0] = mlx_vector_array_new_data(xi, 2)).ctx;
+    for (int k = 1; k < 4 && !rc; k++)
+        rc = !(v[k] = mlx_vector_array_new()).ctx;
+    rc = rc || mlx_detail_vmap_trace(&v[1], &v[2], fn, v[0], axes, 2) ||
+         mlx_detail_vmap_replace(&v[3], v[0], v[1], v[2], axes, 2, &oax, 1) || mlx_eval(v[3]);
     if (rc == 0) {
         mlx_array y = mlx_array_new();
-        rc = mlx_vector_array_get(&y, out, 0);
+        rc = mlx_vector_array_get(&y, v[3], 0);
         /* rows [0, 1] and [2, 3] at indices 1 and 0: e + 1, e^2 + 5 */
         if (rc == 0 && (fabs(tu_get(y, 0) - (exp(1) + 1)) > 1e-5 || fabs(tu_get(y, 1) - (exp(2) + 5)) > 1e-4))
             rc = 2;
         mlx_array_free(y);
     }
-    mlx_vector_array_free(in);
-    mlx_vector_array_free(si);
-    mlx_vector_array_free(so);
-    mlx_vector_array_free(out);
+    for (int k = 0; k < 4; k++)
+        mlx_vector_array_free(v[k]);
     mlx_closure_free(fn);
     return rc;
 }

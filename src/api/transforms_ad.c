@@ -24,6 +24,10 @@ int mc_run_closure(void *ctx, mc_array *const *in, int n, mc_array ***outs, int 
     if (!args.ctx)
         return 1;
     mlx_vector_array res = mlx_vector_array_new();
+    if (!res.ctx) { /* reported: calling on would report a second time */
+        mlx_vector_array_free(args);
+        return 1;
+    }
     int rc = mc_closure_call(r->c, &res, args);
     mlx_vector_array_free(args);
     size_t k = rc ? 0 : mc_vec_len(res);
