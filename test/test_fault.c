@@ -1,7 +1,7 @@
 /* The fault suite (built with -Dfault_injection=true only): the allocator
  * hook fails the Nth allocation, and N walks over every allocation that
  * array creation, one representative op of each family, the eval of a small
- * graph and a compile-call-free cycle make. For each N the scenario either
+ * graph, a compile-call-free cycle and a vmap make. For each N the scenario either
  * fails, with exactly one message and non-zero from the failing call, or
  * succeeds with the right values and no message (N past its allocations,
  * or a failure the library absorbs). After each N: active memory is back
@@ -337,6 +337,60 @@ static void test_compile_call_and_free_fail_cleanly_at_every_allocation(void **s
     mlx_array_free(x);
 }
 
+/* ---- vmap ---- */
+
+/* take(exp(x), i) + sum(x) for one row x and one index i: an elementwise,
+ * a reduction and a gather at a batched index (one node per element). */
+static int vmap_body(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_array x = mlx_array_new(), i = mlx_array_new(), e = mlx_array_new(), t = mlx_array_new(),
+              s = mlx_array_new();
+    int rc = mlx_vector_array_get(&x, in, 0) || mlx_vector_array_get(&i, in, 1) || mlx_exp(&e, x, S) ||
+             mlx_take_axis(&t, e, i, 0, S) || mlx_sum(&s, x, false, S) || mlx_add(&t, t, s, S) ||
+             mlx_vector_array_set_value(res, t);
+    TU_FREE(x, i, e, t, s);
+    return rc;
+}
+
+static int vmap_cycle(void *ctx)
+{
+    mlx_array *xi = ctx;
+    const int axes[2] = {0, 0}, oax = 0;
+    /* each handle made only if the one before was, so a failure reports once */
+    mlx_closure fn = mlx_closure_new_func(vmap_body);
+    mlx_vector_array v[4] = {{0}};
+    int rc = !fn.ctx;
+    if (!rc)
+        rc = !(v[0] = mlx_vector_array_new_data(xi, 2)).ctx;
+    for (int k = 1; k < 4 && !rc; k++)
+        rc = !(v[k] = mlx_vector_array_new()).ctx;
+    rc = rc || mlx_detail_vmap_trace(&v[1], &v[2], fn, v[0], axes, 2) ||
+         mlx_detail_vmap_replace(&v[3], v[0], v[1], v[2], axes, 2, &oax, 1) || mlx_eval(v[3]);
+    if (rc == 0) {
+        mlx_array y = mlx_array_new();
+        rc = mlx_vector_array_get(&y, v[3], 0);
+        /* rows [0, 1] and [2, 3] at indices 1 and 0: e + 1, e^2 + 5 */
+        if (rc == 0 && (fabs(tu_get(y, 0) - (exp(1) + 1)) > 1e-5 || fabs(tu_get(y, 1) - (exp(2) + 5)) > 1e-4))
+            rc = 2;
+        mlx_array_free(y);
+    }
+    for (int k = 0; k < 4; k++)
+        mlx_vector_array_free(v[k]);
+    mlx_closure_free(fn);
+    return rc;
+}
+
+static void test_vmap_fails_cleanly_at_every_allocation(void **state)
+{
+    (void)state;
+    const float v[4] = {0, 1, 2, 3};
+    const int32_t idx[2] = {1, 0};
+    const int shape[2] = {2, 2}, n = 2;
+    mlx_array xi[2] = {tu_f32(v, shape, 2), tu_i32(idx, &n, 1)};
+    assert_true(sweep("vmap", vmap_cycle, xi) >= 10);
+    tu_free_n(xi, 2);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, NULL, tu_test_teardown)
 
 int main(void)
@@ -347,6 +401,7 @@ int main(void)
         T(test_each_op_family_fails_cleanly_at_every_allocation),
         T(test_graph_eval_fails_cleanly_and_evaluates_afterwards),
         T(test_compile_call_and_free_fail_cleanly_at_every_allocation),
+        T(test_vmap_fails_cleanly_at_every_allocation),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -1,6 +1,6 @@
 /* The primitives suite: the table made from the list in
  * src/graph/prim_list.h is complete (every id has a descriptor with a name
- * and its rules, derivative rules included), names are unique, and building a node checks the
+ * and its rules, derivative and vmap rules included), names are unique, and building a node checks the
  * primitive's arity. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -40,6 +40,17 @@ static void test_every_primitive_with_inputs_has_derivative_rules(void **state)
         if (!p->vjp || !p->jvp)
             fail_msg("%s has no %s rule", p->name, p->vjp ? "jvp" : "vjp");
     }
+}
+
+/* Every primitive has a vmap rule, as MLX's Primitive::vmap (one that
+ * reports MLX's message where MLX cannot batch the primitive counts): a
+ * primitive added without one fails here, and its row in test_vmap too. */
+static void test_every_primitive_has_a_vmap_rule(void **state)
+{
+    (void)state;
+    for (int id = MC_PRIM_NONE + 1; id < MC_PRIM_COUNT; id++)
+        if (!mc_prims[id]->vmap)
+            fail_msg("%s has no vmap rule", mc_prims[id]->name);
 }
 
 static void test_primitive_names_are_unique(void **state)
@@ -115,6 +126,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_every_primitive_has_name_arity_and_rules, tu_test_teardown),
         cmocka_unit_test_teardown(test_every_primitive_with_inputs_has_derivative_rules, tu_test_teardown),
+        cmocka_unit_test_teardown(test_every_primitive_has_a_vmap_rule, tu_test_teardown),
         cmocka_unit_test_teardown(test_primitive_names_are_unique, tu_test_teardown),
         cmocka_unit_test_teardown(test_table_rows_sit_at_their_ids, tu_test_teardown),
         cmocka_unit_test_teardown(test_node_with_wrong_input_count_is_refused, tu_test_teardown),

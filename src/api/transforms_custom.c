@@ -24,7 +24,7 @@ typedef struct custom_fn {
     atomic_long refs;
     mc_closure *fun;
     mc_fnbox *vjp, *jvp; /* mlx_closure_custom, mlx_closure_custom_jvp; NULL: fun's own */
-    mc_fnbox *vmap;      /* kept for vmap, which does not exist yet */
+    mc_fnbox *vmap;      /* mlx_closure_custom_vmap; NULL: vmap of fun */
     mc_custom_rules rules;
     unsigned char holder_byte; /* the holder arrays' one element */
 } custom_fn;
@@ -61,6 +61,9 @@ typedef int (*custom_jvp_fun)(mlx_vector_array *, const mlx_vector_array, const 
                               size_t);
 typedef int (*custom_jvp_fun_payload)(mlx_vector_array *, const mlx_vector_array, const mlx_vector_array,
                                       const int *, size_t, void *);
+typedef int (*custom_vmap_fun)(mlx_vector_array *, mlx_vector_int *, const mlx_vector_array, const int *, size_t);
+typedef int (*custom_vmap_fun_payload)(mlx_vector_array *, mlx_vector_int *, const mlx_vector_array, const int *,
+                                       size_t, void *);
 
 /* A custom rule returned rc != 0: reported unless an op inside it already
  * reported why (one failure, one message). */
@@ -167,6 +170,45 @@ static int rules_jvp(void *ctx, mc_array *const *primals, int np, mc_array *cons
     return rc;
 }
 
+/* The caller's vmap rule (only set when one was given). */
+static int rules_vmap(void *ctx, mc_array *const *primals, const int *axes, int np, mc_array **outs, int *out_axes,
+                      int nout, const char *fn)
+{
+    custom_fn *cf = ctx;
+    mlx_vector_array p = mc_vec_from(fn, primals, (size_t)np), res = mlx_vector_array_new();
+    mlx_vector_int res_axes = mlx_vector_int_new();
+    int rc = 1;
+    if (p.ctx && res_axes.ctx) {
+        mc_fnbox *b = cf->vmap;
+        rc = b->with_payload ? ((custom_vmap_fun_payload)b->fun)(&res, &res_axes, p, axes, (size_t)np, b->payload)
+                             : ((custom_vmap_fun)b->fun)(&res, &res_axes, p, axes, (size_t)np);
+        size_t na = mlx_vector_int_size(res_axes);
+        if (rc)
+            rc = mc_error("[%s] The custom vmap function failed (it returned %d).", fn, rc);
+        else if (na != (size_t)nout)
+            rc = mc_error("[%s] The custom vmap function returned %zu axes; %d were expected.", fn, na, nout);
+        else
+            rc = take_arrays(res, outs, nout, "custom vmap function", fn);
+        for (int j = 0; !rc && j < nout; j++) {
+            int ax;
+            mlx_vector_int_get(&ax, res_axes, (size_t)j);
+            out_axes[j] = ax;
+            if (ax < -1 || ax >= outs[j]->ndim) {
+                rc = mc_error("[%s] The custom vmap function gave axis %d for an output with %d dimensions.", fn,
+                              ax, outs[j]->ndim);
+                for (int k = nout - 1; k >= 0; k--) {
+                    mc_array_release(outs[k]);
+                    outs[k] = NULL;
+                }
+            }
+        }
+    }
+    mlx_vector_array_free(p);
+    mlx_vector_array_free(res);
+    mlx_vector_int_free(res_axes);
+    return rc;
+}
+
 /* The closure's function: fun's outputs as CustomTransforms nodes. */
 static int custom_apply(mlx_vector_array *res, const mlx_vector_array in, void *payload)
 {
@@ -240,7 +282,7 @@ static int make_custom(mlx_closure *res, mlx_closure fun, mc_fnbox *vjp, mc_fnbo
     cf->vjp = vjp ? mc_fnbox_retain(vjp) : NULL;
     cf->jvp = jvp ? mc_fnbox_retain(jvp) : NULL;
     cf->vmap = vmap ? mc_fnbox_retain(vmap) : NULL;
-    cf->rules = (mc_custom_rules){rules_vjp, rules_jvp, cf};
+    cf->rules = (mc_custom_rules){rules_vjp, rules_jvp, cf, vmap ? rules_vmap : NULL};
     mlx_closure made = mlx_closure_new_func_payload(custom_apply, cf, custom_fn_release);
     if (!made.ctx)
         return 1;

@@ -14,6 +14,7 @@
 #include "graph/build.h"
 #include "graph/elementwise.h"
 #include "graph/prims_slice.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 
 static const char *all_reduce_fn(int op)
@@ -122,6 +123,7 @@ const mc_prim_info mc_prim_all_reduce = {
     .jvp = mc_jvp_linear, /* the tangent reduced the same way, as MLX */
     .name_of = all_reduce_name,
     .communicates = true,
+    .vmap = mc_vmap_same_axis,
 };
 
 /* ---- AllGather ---- */
@@ -205,6 +207,7 @@ const mc_prim_info mc_prim_all_gather = {
     .vjp = all_gather_vjp,
     .jvp = mc_jvp_linear,
     .communicates = true,
+    .vmap = mc_vmap_same_axis,
 };
 
 /* ---- ReduceScatter (sum) ---- */
@@ -236,6 +239,7 @@ const mc_prim_info mc_prim_reduce_scatter = {
     .vjp = mc_vjp_none,
     .jvp = mc_jvp_none,
     .communicates = true,
+    .vmap = mc_vmap_unsupported,
 };
 
 /* ---- Send and Recv ---- */
@@ -272,6 +276,7 @@ const mc_prim_info mc_prim_send = {
     .vjp = mc_vjp_none,
     .jvp = mc_jvp_none,
     .communicates = true,
+    .vmap = mc_vmap_same_axis,
 };
 
 static int recv_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
@@ -306,4 +311,5 @@ const mc_prim_info mc_prim_recv = {
     .vjp = mc_vjp_none,
     .jvp = mc_jvp_none,
     .communicates = true,
+    .vmap = mc_vmap_unsupported,
 };

@@ -28,8 +28,8 @@ static void mc_node_detach(mc_array *a)
 static int mc_run_node(mc_array *a, const char *fn)
 {
     if (a->prim == MC_PRIM_PLACEHOLDER)
-        return mc_error("[%s] Cannot evaluate a placeholder of a compile trace; evaluate the "
-                        "compiled function's outputs instead.", fn);
+        return mc_error("[%s] Cannot evaluate a placeholder of a compile or vmap trace; evaluate the "
+                        "transformed function's outputs instead.", fn);
     if (mc_prims[a->prim]->eval(a, a->inputs, a->n_inputs, a->params))
         return 1;
     /* a tracer keeps its node while a transform may still read it */

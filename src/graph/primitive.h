@@ -34,10 +34,24 @@ typedef int (*mc_vjp_fn)(mc_array **vjps, mc_array *node, mc_array *cot, const i
 typedef mc_array *(*mc_jvp_fn)(mc_array *node, mc_array *const *tans, const int *argnums, int nargs,
                                const char *fn);
 
+/* Batching (Primitive::vmap). `node` is a node of the function traced on
+ * unbatched inputs (its params, and its inputs' unbatched shapes); in[i]
+ * is the batched value of node->inputs[i], its batch on axis axes[i], or
+ * -1 when in[i] is not batched (then it has node->inputs[i]'s shape). At
+ * least one input is batched. Stores in *out a new reference, the node's
+ * output for every batch element, with its batch on axis *out_axis (-1:
+ * the same for every element), and returns 0; or returns non-zero with
+ * one error reported and nothing stored. A primitive MLX cannot batch
+ * reports MLX's message (mc_vmap_unsupported, graph/vmap_rules.h). */
+typedef int (*mc_vmap_fn)(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                          const char *fn);
+
 /* A primitive, as MLX's Primitive class: defined in its family file beside
  * the rules it names. Every primitive has a vjp and a jvp rule (a primitive
  * whose output does not depend smoothly on its inputs, such as ArgReduce,
- * has rules giving zeros, as MLX's); test_primitives checks the table. */
+ * has rules giving zeros, as MLX's) and a vmap rule (one that reports
+ * MLX's message where MLX cannot batch it); test_primitives checks the
+ * table. */
 typedef struct mc_prim_info {
     const char *name; /* MLX's primitive name, e.g. "Reshape" */
     int arity;        /* inputs, or MC_ARITY_ANY */
@@ -45,6 +59,7 @@ typedef struct mc_prim_info {
     mc_eval_fn eval;
     mc_vjp_fn vjp;
     mc_jvp_fn jvp;
+    mc_vmap_fn vmap;
     /* For a family primitive (Unary, Binary, Reduce...), the MLX name of the
      * function its params select; NULL where `name` is the name. */
     const char *(*name_of)(const void *params);

@@ -3,6 +3,7 @@
 #include "graph/build.h"
 #include "graph/elementwise.h"
 #include "graph/prims_binary.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 
 static const char *const binary_names[MC_B_COUNT] = {
@@ -177,4 +178,5 @@ const mc_prim_info mc_prim_binary = {
     .vjp = binary_vjp,
     .jvp = binary_jvp,
     .name_of = binary_name,
+    .vmap = mc_vmap_elementwise,
 };

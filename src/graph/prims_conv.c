@@ -31,6 +31,7 @@
 #include "graph/build.h"
 #include "graph/prims_conv.h"
 #include "graph/prims_slice.h"
+#include "graph/vmap_rules.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
@@ -501,4 +502,5 @@ const mc_prim_info mc_prim_convolution = {
     .eval = conv_eval,
     .vjp = conv_vjp,
     .jvp = conv_jvp,
+    .vmap = mc_vmap_by_element,
 };

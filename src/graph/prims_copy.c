@@ -3,6 +3,7 @@
 #include "graph/build.h"
 #include "graph/elementwise.h"
 #include "graph/prims_copy.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 
 static int astype_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
@@ -44,6 +45,7 @@ const mc_prim_info mc_prim_astype = {
     .eval = astype_eval,
     .vjp = astype_vjp,
     .jvp = mc_jvp_linear,
+    .vmap = mc_vmap_same_axis,
 };
 
 const mc_prim_info mc_prim_copy = {
@@ -53,4 +55,5 @@ const mc_prim_info mc_prim_copy = {
     .eval = astype_eval,
     .vjp = astype_vjp,
     .jvp = mc_jvp_linear,
+    .vmap = mc_vmap_same_axis,
 };

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "graph/prims_create.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 #include "simd/half_convert.h"
 
@@ -97,4 +98,5 @@ const mc_prim_info mc_prim_arange = {
     .arity = 0,
     .infer = arange_infer,
     .eval = arange_eval,
+    .vmap = mc_vmap_unsupported,
 };

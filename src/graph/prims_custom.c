@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "graph/build.h"
+#include "graph/vmap_rules.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 
@@ -100,6 +101,37 @@ static mc_array *custom_jvp(mc_array *node, mc_array *const *tans, const int *ar
     return r;
 }
 
+/* vmap: the caller's rule, when given; else vmap of the function itself
+ * (MLX's default): the function's outputs are inputs of the node and the
+ * replay has already batched them, so the node's output is its batched
+ * output. */
+static int custom_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                       const char *fn)
+{
+    const mc_custom_params *p = node->params;
+    if (!p->rules->vmap) {
+        int k = p->n_args + p->index;
+        *out = mc_array_retain(in[k]);
+        *out_axis = axes[k];
+        return 0;
+    }
+    mc_array **outs = mc_xcalloc((size_t)p->n_out, sizeof *outs);
+    int *out_axes = mc_xcalloc((size_t)p->n_out, sizeof *out_axes);
+    int rc = 1;
+    if (!outs || !out_axes)
+        mc_error_oom(fn, (size_t)p->n_out * (sizeof *outs + sizeof *out_axes));
+    else if (!p->rules->vmap(p->rules->ctx, in, axes, p->n_args, outs, out_axes, p->n_out, fn)) {
+        *out = mc_array_retain(outs[p->index]);
+        *out_axis = out_axes[p->index];
+        rc = 0;
+    }
+    for (int j = p->n_out - 1; outs && j >= 0; j--)
+        mc_array_release(outs[j]);
+    mc_xfree(outs);
+    mc_xfree(out_axes);
+    return rc;
+}
+
 const mc_prim_info mc_prim_custom = {
     .name = "CustomTransforms",
     .arity = MC_ARITY_ANY,
@@ -107,4 +139,5 @@ const mc_prim_info mc_prim_custom = {
     .eval = custom_eval,
     .vjp = custom_vjp,
     .jvp = custom_jvp,
+    .vmap = custom_vmap,
 };

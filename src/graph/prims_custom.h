@@ -21,6 +21,13 @@ typedef struct mc_custom_rules {
     int (*jvp)(void *ctx, mc_array *const *primals, int np, mc_array *const *tans, const int *argnums, int na,
                mc_array **jvps, int nout, const char *fn);
     void *ctx;
+    /* The nout outputs batched, given the np primals, primal i batched on
+     * axes[i] (-1: not batched): new references in outs[0..nout) with
+     * their batch axes in out_axes, or non-zero with one error reported.
+     * NULL: vmap of the function itself, which the node's inputs already
+     * hold. */
+    int (*vmap)(void *ctx, mc_array *const *primals, const int *axes, int np, mc_array **outs, int *out_axes,
+                int nout, const char *fn);
 } mc_custom_rules;
 
 typedef struct mc_custom_params {

@@ -20,6 +20,7 @@
 #include "graph/elementwise.h"
 #include "graph/prims_fast.h"
 #include "graph/prims_reduce.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
 #include "simd/fast.h"
@@ -309,6 +310,7 @@ const mc_prim_info mc_prim_rms_norm = {
     .eval = rms_norm_eval,
     .vjp = rms_norm_vjp,
     .jvp = norm_jvp,
+    .vmap = mc_vmap_by_element,
 };
 
 const mc_prim_info mc_prim_layer_norm = {
@@ -318,6 +320,7 @@ const mc_prim_info mc_prim_layer_norm = {
     .eval = layer_norm_eval,
     .vjp = layer_norm_vjp,
     .jvp = norm_jvp,
+    .vmap = mc_vmap_by_element,
 };
 
 /* ---- RoPE ---- */
@@ -466,6 +469,7 @@ const mc_prim_info mc_prim_rope = {
     .eval = rope_eval,
     .vjp = rope_vjp,
     .jvp = rope_jvp,
+    .vmap = mc_vmap_by_element,
 };
 
 /* ---- ScaledDotProductAttention ---- */
@@ -709,4 +713,5 @@ const mc_prim_info mc_prim_sdpa = {
     .eval = sdpa_eval,
     .vjp = sdpa_vjp,
     .jvp = sdpa_jvp,
+    .vmap = mc_vmap_by_element,
 };

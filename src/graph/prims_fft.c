@@ -26,6 +26,7 @@
 #include "graph/fft_plan.h"
 #include "graph/prims_fft.h"
 #include "graph/reduce_view.h"
+#include "graph/vmap_rules.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
@@ -408,6 +409,17 @@ static mc_array *fft_jvp(mc_array *node, mc_array *const *tans, const int *argnu
     return mc_gb_finish_ref(&s, mc_gb_like(&s, node, &t, 1));
 }
 
+/* vmap: the batch first, the transformed axes shifted past it. */
+static int fft_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                    const char *fn)
+{
+    mc_fft_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    for (int i = 0; i < q.naxes; i++)
+        q.axes[i]++;
+    return mc_vmap_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+}
+
 const mc_prim_info mc_prim_fft = {
     .name = "FFT",
     .arity = 1,
@@ -415,4 +427,5 @@ const mc_prim_info mc_prim_fft = {
     .eval = fft_eval,
     .vjp = fft_vjp,
     .jvp = fft_jvp,
+    .vmap = fft_vmap,
 };

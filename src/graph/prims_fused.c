@@ -18,6 +18,7 @@
 #include "graph/prims_binary.h"
 #include "graph/prims_fused.h"
 #include "graph/prims_unary.h"
+#include "graph/vmap_rules.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
@@ -483,4 +484,5 @@ const mc_prim_info mc_prim_fused = {
     .vjp = fused_vjp,
     .jvp = fused_jvp,
     .name_of = fused_name,
+    .vmap = mc_vmap_by_element,
 };

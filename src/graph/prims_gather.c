@@ -10,6 +10,7 @@
 #include "graph/index_read.h"
 #include "graph/nd_walk.h"
 #include "graph/prims_scatter.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
 
@@ -199,4 +200,5 @@ const mc_prim_info mc_prim_gather = {
     .eval = gather_eval,
     .vjp = gather_vjp,
     .jvp = gather_jvp,
+    .vmap = mc_vmap_by_element,
 };

@@ -13,6 +13,7 @@
 #include "graph/prims_index.h"
 #include "graph/prims_scatter.h"
 #include "graph/prims_slice.h"
+#include "graph/vmap_rules.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 
@@ -556,6 +557,118 @@ static int pad_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *ar
     return 0;
 }
 
+/* ---- vmap ---- */
+
+/* Every input with the batch first (an unbatched one broadcast to it), and
+ * node's primitive on them with params q. */
+static int all_front_with(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                          const void *q, size_t q_size, const char *fn)
+{
+    int n = node->n_inputs, b = mc_vmap_size(in, axes, n), rc = 1, k = 0;
+    mc_array **args = mc_xcalloc((size_t)n, sizeof *args);
+    if (!args)
+        return mc_error_oom(fn, (size_t)n * sizeof *args);
+    for (; k < n; k++)
+        if (!(args[k] = mc_vmap_front(in[k], axes[k], b, fn)))
+            goto done;
+    *out = mc_node_new(fn, node->prim, args, n, q, q_size);
+    *out_axis = 0;
+    rc = *out ? 0 : 1;
+done:
+    while (k > 0)
+        mc_array_release(args[--k]);
+    mc_xfree(args);
+    return rc;
+}
+
+static int concat_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                       const char *fn)
+{
+    mc_concat_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    q.axis++;
+    return all_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+}
+
+/* take_along_axis, and take of batched arrays at unbatched indices, shift
+ * the axis past the batch; take at batched indices goes element by
+ * element. */
+static int gather_axis_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                            const char *fn)
+{
+    mc_gather_axis_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    if (!q.along && axes[1] >= 0)
+        return mc_vmap_by_element(out, out_axis, node, in, axes, fn);
+    q.axis++;
+    if (q.along)
+        return all_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+    mc_array *a = mc_vmap_front(in[0], axes[0], 1, fn);
+    if (!a)
+        return 1;
+    mc_array *args[2] = {a, in[1]};
+    *out = mc_node_new(fn, node->prim, args, 2, &q, sizeof q);
+    mc_array_release(a);
+    *out_axis = 0;
+    return *out ? 0 : 1;
+}
+
+static int slice_update_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                             const char *fn)
+{
+    mc_slice_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    if (mc_vmap_check_ndim(q.ndim, fn))
+        return 1;
+    for (int i = q.ndim; i > 0; i--) {
+        q.start[i] = q.start[i - 1];
+        q.stop[i] = q.stop[i - 1];
+        q.strides[i] = q.strides[i - 1];
+    }
+    q.ndim++;
+    q.start[0] = 0;
+    q.stop[0] = mc_vmap_size(in, axes, 2);
+    q.strides[0] = 1;
+    return all_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+}
+
+/* MLX's Pad::vmap is not written yet ("Pad vmap is NYI."), but MLX's fft
+ * at a longer length and diag build no Pad where ours do, and MLX vmaps
+ * those: so Pad batches, the batch first and the padded axes shifted past
+ * it (a batched pad value goes element by element). */
+static int pad_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                    const char *fn)
+{
+    if (axes[1] >= 0)
+        return mc_vmap_by_element(out, out_axis, node, in, axes, fn);
+    mc_pad_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    for (int i = 0; i < q.n; i++)
+        q.axes[i]++;
+    mc_array *a = mc_vmap_front(in[0], axes[0], 1, fn);
+    if (!a)
+        return 1;
+    mc_array *args[2] = {a, in[1]};
+    *out = mc_node_new(fn, node->prim, args, 2, &q, sizeof q);
+    mc_array_release(a);
+    *out_axis = 0;
+    return *out ? 0 : 1;
+}
+
+/* As MLX: the count over the same axes of the batched input (the batch
+ * axis is not counted), the same for every element. */
+static int numel_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                      const char *fn)
+{
+    mc_numel_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    for (int i = 0; i < q.n; i++)
+        q.axes[i] += q.axes[i] >= axes[0];
+    *out = mc_node_new(fn, node->prim, in, 1, &q, sizeof q);
+    *out_axis = -1;
+    return *out ? 0 : 1;
+}
+
 const mc_prim_info mc_prim_concatenate = {
     .name = "Concatenate",
     .arity = MC_ARITY_ANY,
@@ -563,6 +676,7 @@ const mc_prim_info mc_prim_concatenate = {
     .eval = concat_eval,
     .vjp = concat_vjp,
     .jvp = concat_jvp,
+    .vmap = concat_vmap,
 };
 
 const mc_prim_info mc_prim_gather_axis = {
@@ -573,6 +687,7 @@ const mc_prim_info mc_prim_gather_axis = {
     .vjp = gather_axis_vjp,
     .jvp = gather_axis_jvp,
     .name_of = gather_axis_name,
+    .vmap = gather_axis_vmap,
 };
 
 const mc_prim_info mc_prim_slice_update = {
@@ -582,6 +697,7 @@ const mc_prim_info mc_prim_slice_update = {
     .eval = slice_update_eval,
     .vjp = slice_update_vjp,
     .jvp = pairwise_linear_jvp,
+    .vmap = slice_update_vmap,
 };
 
 const mc_prim_info mc_prim_pad = {
@@ -591,6 +707,7 @@ const mc_prim_info mc_prim_pad = {
     .eval = pad_eval,
     .vjp = pad_vjp,
     .jvp = pairwise_linear_jvp,
+    .vmap = pad_vmap,
 };
 
 const mc_prim_info mc_prim_number_of_elements = {
@@ -600,4 +717,5 @@ const mc_prim_info mc_prim_number_of_elements = {
     .eval = numel_eval,
     .vjp = mc_vjp_zeros,
     .jvp = mc_jvp_zeros,
+    .vmap = numel_vmap,
 };

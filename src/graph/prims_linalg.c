@@ -11,6 +11,7 @@
 #include "graph/build.h"
 #include "graph/linalg_kernels.h"
 #include "graph/prims_linalg.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
 
@@ -172,23 +173,50 @@ const mc_prim_info mc_prim_inverse = {.name = "Inverse",
                                       .infer = inverse_infer,
                                       .eval = inverse_eval,
                                       .vjp = mc_vjp_none,
-                                      .jvp = mc_jvp_none};
+                                      .jvp = mc_jvp_none,
+                                      .vmap = mc_vmap_leading};
 const mc_prim_info mc_prim_cholesky = {.name = "Cholesky",
                                        .arity = 1,
                                        .infer = cholesky_infer,
                                        .eval = cholesky_eval,
                                        .vjp = mc_vjp_none,
-                                       .jvp = mc_jvp_none};
-const mc_prim_info mc_prim_qrf = {
-    .name = "QRF", .arity = 1, .infer = qrf_infer, .eval = qrf_eval, .vjp = mc_vjp_none, .jvp = mc_jvp_none};
-const mc_prim_info mc_prim_svd = {
-    .name = "SVD", .arity = 1, .infer = svd_infer, .eval = svd_eval, .vjp = mc_vjp_none, .jvp = mc_jvp_none};
-const mc_prim_info mc_prim_eig = {
-    .name = "Eig", .arity = 1, .infer = eig_infer, .eval = eig_eval, .vjp = mc_vjp_none, .jvp = mc_jvp_none};
-const mc_prim_info mc_prim_eigh = {
-    .name = "Eigh", .arity = 1, .infer = eigh_infer, .eval = eigh_eval, .vjp = mc_vjp_none, .jvp = mc_jvp_none};
-const mc_prim_info mc_prim_luf = {
-    .name = "LUF", .arity = 1, .infer = luf_infer, .eval = luf_eval, .vjp = mc_vjp_none, .jvp = mc_jvp_none};
+                                       .jvp = mc_jvp_none,
+                                       .vmap = mc_vmap_leading};
+const mc_prim_info mc_prim_qrf = {.name = "QRF",
+                                  .arity = 1,
+                                  .infer = qrf_infer,
+                                  .eval = qrf_eval,
+                                  .vjp = mc_vjp_none,
+                                  .jvp = mc_jvp_none,
+                                  .vmap = mc_vmap_unsupported};
+const mc_prim_info mc_prim_svd = {.name = "SVD",
+                                  .arity = 1,
+                                  .infer = svd_infer,
+                                  .eval = svd_eval,
+                                  .vjp = mc_vjp_none,
+                                  .jvp = mc_jvp_none,
+                                  .vmap = mc_vmap_leading};
+const mc_prim_info mc_prim_eig = {.name = "Eig",
+                                  .arity = 1,
+                                  .infer = eig_infer,
+                                  .eval = eig_eval,
+                                  .vjp = mc_vjp_none,
+                                  .jvp = mc_jvp_none,
+                                  .vmap = mc_vmap_leading};
+const mc_prim_info mc_prim_eigh = {.name = "Eigh",
+                                   .arity = 1,
+                                   .infer = eigh_infer,
+                                   .eval = eigh_eval,
+                                   .vjp = mc_vjp_none,
+                                   .jvp = mc_jvp_none,
+                                   .vmap = mc_vmap_leading};
+const mc_prim_info mc_prim_luf = {.name = "LUF",
+                                  .arity = 1,
+                                  .infer = luf_infer,
+                                  .eval = luf_eval,
+                                  .vjp = mc_vjp_none,
+                                  .jvp = mc_jvp_none,
+                                  .vmap = mc_vmap_unsupported};
 
 /* -- Solve ------------------------------------------------------------------
  * a (..., n, n) and b (..., n, k) of one float dtype and the same batch
@@ -310,5 +338,19 @@ static mc_array *solve_jvp(mc_array *node, mc_array *const *tans, const int *arg
     return mc_gb_finish_ref(&s, solve_with(&s, node->inputs[0], tans[0], false));
 }
 
-const mc_prim_info mc_prim_solve = {
-    .name = "Solve", .arity = 2, .infer = solve_infer, .eval = solve_eval, .vjp = solve_vjp, .jvp = solve_jvp};
+/* MLX's solve is built on LUF, which it cannot vmap: vmap of a solve
+ * reports what MLX reports. */
+static int solve_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                      const char *fn)
+{
+    (void)out, (void)out_axis, (void)node, (void)in, (void)axes, (void)fn;
+    return mc_error("[Primitive::vmap] Not implemented for LUF.");
+}
+
+const mc_prim_info mc_prim_solve = {.name = "Solve",
+                                    .arity = 2,
+                                    .infer = solve_infer,
+                                    .eval = solve_eval,
+                                    .vjp = solve_vjp,
+                                    .jvp = solve_jvp,
+                                    .vmap = solve_vmap};

@@ -17,6 +17,7 @@
 #include "graph/build.h"
 #include "graph/elementwise.h"
 #include "graph/prims_matmul.h"
+#include "graph/vmap_rules.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 
@@ -425,6 +426,56 @@ static mc_array *addmm_jvp(mc_array *node, mc_array *const *tans, const int *arg
     return mc_gb_finish_ref(&s, mc_gb_broadcast_like(&s, r, node));
 }
 
+/* vmap: each batched operand with the batch first, a 1-D one made a
+ * matrix (a row for a, a column for b), and size-1 axes after the batch
+ * up to the other operand's batch rank, so that Matmul's own broadcasting
+ * of batch dims pairs each element with its own; the result is reshaped
+ * to the batch and the node's shape (which drops the added size-1 dims). */
+static mc_array *matmul_operand(mc_array *x, int axis, const mc_array *orig, bool is_a, int nbatch, const char *fn)
+{
+    if (axis < 0)
+        return mc_array_retain(x);
+    int shape[MC_MAX_NDIM], nd = 0, own = orig->ndim > 2 ? orig->ndim - 2 : 0;
+    if (mc_vmap_check_ndim(nbatch + 2, fn))
+        return NULL;
+    shape[nd++] = x->shape[axis];
+    for (int i = own; i < nbatch; i++)
+        shape[nd++] = 1;
+    if (orig->ndim == 1 && is_a)
+        shape[nd++] = 1;
+    for (int i = 0; i < orig->ndim; i++)
+        shape[nd++] = orig->shape[i];
+    if (orig->ndim == 1 && !is_a)
+        shape[nd++] = 1;
+    mc_array *f = mc_node_moveaxis(x, axis, 0, fn);
+    mc_array *r = f ? mc_node_reshape(f, nd, shape, fn) : NULL;
+    mc_array_release(f);
+    return r;
+}
+
+static int matmul_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                       const char *fn)
+{
+    const mc_array *a = node->inputs[0], *b = node->inputs[1];
+    int na = a->ndim > 2 ? a->ndim - 2 : 0, nb = b->ndim > 2 ? b->ndim - 2 : 0;
+    int nbatch = na > nb ? na : nb;
+    if (mc_vmap_check_ndim(node->ndim, fn))
+        return 1;
+    mc_array *x = matmul_operand(in[0], axes[0], a, true, nbatch, fn);
+    mc_array *y = x ? matmul_operand(in[1], axes[1], b, false, nbatch, fn) : NULL;
+    mc_array *args[2] = {x, y};
+    mc_array *r = y ? mc_node_like(node, args, 2, fn) : NULL;
+    mc_array_release(y);
+    mc_array_release(x);
+    int shape[MC_MAX_NDIM];
+    shape[0] = mc_vmap_size(in, axes, 2);
+    memcpy(shape + 1, node->shape, sizeof(int) * (size_t)node->ndim);
+    *out = r ? mc_node_reshape(r, node->ndim + 1, shape, fn) : NULL;
+    mc_array_release(r);
+    *out_axis = 0;
+    return *out ? 0 : 1;
+}
+
 const mc_prim_info mc_prim_matmul = {
     .name = "Matmul",
     .arity = 2,
@@ -432,6 +483,7 @@ const mc_prim_info mc_prim_matmul = {
     .eval = matmul_eval,
     .vjp = matmul_vjp,
     .jvp = matmul_jvp,
+    .vmap = matmul_vmap,
 };
 
 const mc_prim_info mc_prim_addmm = {
@@ -441,4 +493,5 @@ const mc_prim_info mc_prim_addmm = {
     .eval = addmm_eval,
     .vjp = addmm_vjp,
     .jvp = addmm_jvp,
+    .vmap = mc_vmap_by_element,
 };

@@ -11,6 +11,7 @@
 #include "graph/prims_misc.h"
 #include "graph/build.h"
 #include "graph/elementwise.h"
+#include "graph/vmap_rules.h"
 #include <stdlib.h>
 
 #include "runtime/error.h"
@@ -56,6 +57,14 @@ static int view_eval(mc_array *out, mc_array *const *in, int n, const void *para
     return 0;
 }
 
+/* vmap (View and Hadamard, which act on the last axis): the batch first,
+ * so the last axis stays the element's own. */
+static int last_axis_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                          const char *fn)
+{
+    return mc_vmap_front_with(out, out_axis, node, in, axes, node->params, node->params_size, fn);
+}
+
 const mc_prim_info mc_prim_view = {
     .name = "View",
     .arity = 1,
@@ -63,6 +72,7 @@ const mc_prim_info mc_prim_view = {
     .eval = view_eval,
     .vjp = mc_vjp_none,
     .jvp = mc_jvp_none,
+    .vmap = last_axis_vmap,
 };
 
 /* -- ConvertFP8 ------------------------------------------------------------ */
@@ -120,6 +130,7 @@ const mc_prim_info mc_prim_convert_fp8 = {
     .eval = fp8_eval,
     .vjp = mc_vjp_none,
     .jvp = mc_jvp_none,
+    .vmap = mc_vmap_unsupported,
 };
 
 /* -- Hadamard -------------------------------------------------------------- */
@@ -177,4 +188,5 @@ const mc_prim_info mc_prim_hadamard = {
     .eval = hadamard_eval,
     .vjp = hadamard_vjp,
     .jvp = hadamard_jvp,
+    .vmap = last_axis_vmap,
 };

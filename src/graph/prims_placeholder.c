@@ -1,6 +1,7 @@
 /* Owns the Placeholder primitive: a compiled function's traced input. It has
  * a shape and dtype but never data; replay substitutes the real input. */
 #include "graph/prims_placeholder.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 
 static int placeholder_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
@@ -26,4 +27,5 @@ const mc_prim_info mc_prim_placeholder = {
     .arity = 0,
     .infer = placeholder_infer,
     .eval = placeholder_eval,
+    .vmap = mc_vmap_unsupported,
 };

@@ -8,6 +8,7 @@
 
 #include "graph/build.h"
 #include "graph/prims_random.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
 #include "simd/random.h"
@@ -88,6 +89,7 @@ const mc_prim_info mc_prim_random_bits = {
     .eval = bits_eval,
     .vjp = mc_vjp_zeros,
     .jvp = mc_jvp_zeros,
+    .vmap = mc_vmap_by_element,
 };
 
 /* -- RandomDist ------------------------------------------------------------ */
@@ -275,6 +277,7 @@ const mc_prim_info mc_prim_random_dist = {
     .vjp = dist_vjp,
     .jvp = dist_jvp,
     .name_of = dist_name,
+    .vmap = mc_vmap_by_element,
 };
 
 /* -- RandomPermutation ----------------------------------------------------- */
@@ -337,5 +340,6 @@ const mc_prim_info mc_prim_random_permutation = {
     .eval = perm_eval,
     .vjp = mc_vjp_zeros,
     .jvp = mc_jvp_zeros,
+    .vmap = mc_vmap_by_element,
 };
 

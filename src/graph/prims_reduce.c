@@ -10,6 +10,7 @@
 #include "graph/build.h"
 #include "graph/prims_reduce.h"
 #include "graph/reduce_view.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
 #include "simd/reduce.h"
@@ -519,6 +520,26 @@ static mc_array *reduce_jvp(mc_array *node, mc_array *const *tans, const int *ar
     return mc_gb_finish_ref(&s, mc_gb_astype(&s, r, node->dtype));
 }
 
+/* vmap: the batch first, the reduced axes shifted past it. */
+static int reduce_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                       const char *fn)
+{
+    mc_reduce_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    for (int i = 0; i < q.n; i++)
+        q.axes[i]++;
+    return mc_vmap_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+}
+
+static int argreduce_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                          const char *fn)
+{
+    mc_argreduce_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    q.axis++;
+    return mc_vmap_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+}
+
 const mc_prim_info mc_prim_reduce = {
     .name = "Reduce",
     .arity = 1,
@@ -527,6 +548,7 @@ const mc_prim_info mc_prim_reduce = {
     .vjp = reduce_vjp,
     .jvp = reduce_jvp,
     .name_of = reduce_name,
+    .vmap = reduce_vmap,
 };
 
 const mc_prim_info mc_prim_argreduce = {
@@ -537,4 +559,5 @@ const mc_prim_info mc_prim_argreduce = {
     .vjp = mc_vjp_zeros,
     .jvp = mc_jvp_zeros,
     .name_of = argreduce_name,
+    .vmap = argreduce_vmap,
 };

@@ -10,6 +10,7 @@
 #include "graph/build.h"
 #include "graph/prims_reduce.h"
 #include "graph/reduce_view.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
 #include "simd/reduce.h"
@@ -299,6 +300,17 @@ static mc_array *logsumexp_jvp(mc_array *node, mc_array *const *tans, const int 
     return mc_gb_finish_ref(&s, r);
 }
 
+/* vmap (Softmax and LogSumExp): the batch first, the axes shifted past it. */
+static int softmax_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                        const char *fn)
+{
+    mc_softmax_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    for (int i = 0; i < q.n; i++)
+        q.axes[i]++;
+    return mc_vmap_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+}
+
 const mc_prim_info mc_prim_softmax = {
     .name = "Softmax",
     .arity = 1,
@@ -306,6 +318,7 @@ const mc_prim_info mc_prim_softmax = {
     .eval = softmax_eval,
     .vjp = softmax_vjp,
     .jvp = softmax_jvp,
+    .vmap = softmax_vmap,
 };
 
 const mc_prim_info mc_prim_logsumexp = {
@@ -315,4 +328,5 @@ const mc_prim_info mc_prim_logsumexp = {
     .eval = logsumexp_eval,
     .vjp = logsumexp_vjp,
     .jvp = logsumexp_jvp,
+    .vmap = softmax_vmap,
 };

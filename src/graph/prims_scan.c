@@ -18,6 +18,7 @@
 #include "graph/build.h"
 #include "graph/prims_scan.h"
 #include "graph/reduce_view.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
 #include "simd/reduce.h"
@@ -345,6 +346,16 @@ static mc_array *scan_jvp(mc_array *node, mc_array *const *tans, const int *argn
     return mc_gb_finish_ref(&s, mc_gb_astype(&s, r, node->dtype));
 }
 
+/* vmap: the batch first, the scanned axis shifted past it. */
+static int scan_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                     const char *fn)
+{
+    mc_scan_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    q.axis++;
+    return mc_vmap_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+}
+
 const mc_prim_info mc_prim_scan = {
     .name = "Scan",
     .arity = 1,
@@ -353,4 +364,5 @@ const mc_prim_info mc_prim_scan = {
     .vjp = scan_vjp,
     .jvp = scan_jvp,
     .name_of = scan_name,
+    .vmap = scan_vmap,
 };

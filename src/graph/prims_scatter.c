@@ -12,6 +12,7 @@
 #include "graph/index_read.h"
 #include "graph/nd_walk.h"
 #include "graph/prims_scatter.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 #include "simd/half_convert.h"
 
@@ -222,6 +223,7 @@ const mc_prim_info mc_prim_scatter_axis = {
     .eval = scatter_axis_eval,
     .vjp = scatter_axis_vjp,
     .jvp = scatter_axis_jvp,
+    .vmap = mc_vmap_by_element,
 };
 
 /* ==== Scatter (MLX's general scatter: mlx_scatter and its reductions) ==== */
@@ -489,4 +491,5 @@ const mc_prim_info mc_prim_scatter = {
     .eval = scatter_eval,
     .vjp = scatter_vjp,
     .jvp = scatter_jvp,
+    .vmap = mc_vmap_by_element,
 };

@@ -6,6 +6,7 @@
 #include "graph/build.h"
 #include "graph/nd_walk.h"
 #include "graph/elementwise.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 
 static int select_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
@@ -123,4 +124,5 @@ const mc_prim_info mc_prim_select = {
     .eval = select_eval,
     .vjp = select_vjp,
     .jvp = select_jvp,
+    .vmap = mc_vmap_elementwise,
 };

@@ -11,6 +11,7 @@
 #include "graph/build.h"
 #include "graph/prims_scatter.h"
 #include "graph/prims_slice.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 
 /* ---- Slice ---- */
@@ -244,6 +245,26 @@ static int contiguous_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const 
     return 0;
 }
 
+/* The batch first, taken whole. */
+static int slice_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                      const char *fn)
+{
+    mc_slice_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    if (mc_vmap_check_ndim(q.ndim, fn))
+        return 1;
+    for (int i = q.ndim; i > 0; i--) {
+        q.start[i] = q.start[i - 1];
+        q.stop[i] = q.stop[i - 1];
+        q.strides[i] = q.strides[i - 1];
+    }
+    q.ndim++;
+    q.start[0] = 0;
+    q.stop[0] = in[0]->shape[axes[0]];
+    q.strides[0] = 1;
+    return mc_vmap_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+}
+
 const mc_prim_info mc_prim_slice = {
     .name = "Slice",
     .arity = 1,
@@ -251,6 +272,7 @@ const mc_prim_info mc_prim_slice = {
     .eval = slice_eval,
     .vjp = slice_vjp,
     .jvp = mc_jvp_linear,
+    .vmap = slice_vmap,
 };
 
 /* AsStrided's derivatives (MLX's AsStrided::vjp and jvp). */
@@ -298,6 +320,7 @@ const mc_prim_info mc_prim_as_strided = {
     .eval = as_strided_eval,
     .vjp = as_strided_vjp,
     .jvp = as_strided_jvp,
+    .vmap = mc_vmap_unsupported,
 };
 
 /* Diagonal's vjp: the cotangent on the offset diagonal of zeros of the
@@ -348,6 +371,18 @@ static int diagonal_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const in
     return vjps[0] ? 0 : 1;
 }
 
+/* MLX's diagonal is a Gather (which it batches); ours is a view of its
+ * own and batches as one: the batch first, both axes shifted past it. */
+static int diagonal_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                         const char *fn)
+{
+    mc_diagonal_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    q.axis1++;
+    q.axis2++;
+    return mc_vmap_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+}
+
 const mc_prim_info mc_prim_diagonal = {
     .name = "Diagonal",
     .arity = 1,
@@ -355,6 +390,7 @@ const mc_prim_info mc_prim_diagonal = {
     .eval = diagonal_eval,
     .vjp = diagonal_vjp,
     .jvp = mc_jvp_linear,
+    .vmap = diagonal_vmap,
 };
 
 const mc_prim_info mc_prim_contiguous = {
@@ -364,4 +400,5 @@ const mc_prim_info mc_prim_contiguous = {
     .eval = contiguous_eval,
     .vjp = contiguous_vjp,
     .jvp = mc_jvp_linear,
+    .vmap = mc_vmap_same_axis,
 };

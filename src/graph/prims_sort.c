@@ -12,6 +12,7 @@
 #include "graph/build.h"
 #include "graph/prims_scatter.h"
 #include "graph/prims_sort.h"
+#include "graph/vmap_rules.h"
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
@@ -217,27 +218,45 @@ static mc_array *sorted_jvp(mc_array *node, mc_array *const *tans, const int *ar
     return mc_gb_finish_ref(&s, mc_gb_gather_axis(&s, tans[0], source_indices(&s, node), p->axis, 1));
 }
 
+/* vmap (all four): the batch first, the sorted axis shifted past it. */
+static int sort_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                     const char *fn)
+{
+    mc_sort_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    q.axis++;
+    return mc_vmap_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+}
+
 const mc_prim_info mc_prim_sort = {.name = "Sort",
                                    .arity = 1,
                                    .infer = sort_infer,
                                    .eval = sort_eval,
                                    .vjp = sorted_vjp,
-                                   .jvp = sorted_jvp};
+                                   .jvp = sorted_jvp,
+                                   .vmap = sort_vmap,
+};
 const mc_prim_info mc_prim_argsort = {.name = "ArgSort",
                                       .arity = 1,
                                       .infer = argsort_infer,
                                       .eval = argsort_eval,
                                       .vjp = mc_vjp_zeros,
-                                      .jvp = mc_jvp_zeros};
+                                      .jvp = mc_jvp_zeros,
+                                      .vmap = sort_vmap,
+};
 const mc_prim_info mc_prim_partition = {.name = "Partition",
                                         .arity = 1,
                                         .infer = partition_infer,
                                         .eval = partition_eval,
                                         .vjp = sorted_vjp,
-                                        .jvp = sorted_jvp};
+                                        .jvp = sorted_jvp,
+                                        .vmap = sort_vmap,
+};
 const mc_prim_info mc_prim_argpartition = {.name = "ArgPartition",
                                            .arity = 1,
                                            .infer = argpartition_infer,
                                            .eval = argpartition_eval,
                                            .vjp = mc_vjp_zeros,
-                                           .jvp = mc_jvp_zeros};
+                                           .jvp = mc_jvp_zeros,
+                                           .vmap = sort_vmap,
+};

@@ -7,6 +7,7 @@
 #include "graph/build.h"
 #include "graph/elementwise.h"
 #include "graph/prims_unary.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 
 /* MLX's primitive names where MLX has a primitive; the tests of the float
@@ -272,6 +273,7 @@ const mc_prim_info mc_prim_unary = {
     .vjp = unary_vjp,
     .jvp = unary_jvp,
     .name_of = unary_name,
+    .vmap = mc_vmap_same_axis,
 };
 
 const mc_prim_info mc_prim_stop_gradient = {
@@ -281,4 +283,5 @@ const mc_prim_info mc_prim_stop_gradient = {
     .eval = stop_gradient_eval,
     .vjp = mc_vjp_zeros,
     .jvp = mc_jvp_zeros,
+    .vmap = mc_vmap_same_axis,
 };

@@ -10,6 +10,7 @@
 #include "graph/elementwise.h"
 #include "graph/build.h"
 #include "graph/prims_view.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 
 static void copy_meta_shape(mc_meta *out, mlx_dtype dtype, const mc_dims_params *p)
@@ -293,6 +294,74 @@ static int broadcast_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const i
     return vjps[0] ? 0 : 1;
 }
 
+/* ---- vmap: the batch axis first, the view's params shifted past it ---- */
+
+static int dims_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                     const char *fn)
+{
+    const mc_dims_params *p = node->params;
+    if (mc_vmap_check_ndim(p->ndim, fn))
+        return 1;
+    int b = in[0]->shape[axes[0]];
+    mc_dims_params q;
+    memset(&q, 0, sizeof q);
+    q.ndim = p->ndim + 1;
+    q.dims[0] = node->prim == MC_PRIM_TRANSPOSE ? 0 : b;
+    for (int i = 0; i < p->ndim; i++)
+        q.dims[i + 1] = node->prim == MC_PRIM_TRANSPOSE ? p->dims[i] + 1 : p->dims[i];
+    if (node->prim != MC_PRIM_BROADCAST)
+        return mc_vmap_front_with(out, out_axis, node, in, axes, &q, mc_dims_params_size(q.ndim), fn);
+    /* the batch stays in front: the input gets the leading size-1 axes
+     * that broadcasting would have added before its own */
+    const mc_array *x = node->inputs[0];
+    int shape[MC_MAX_NDIM], pad = p->ndim - x->ndim;
+    shape[0] = b;
+    for (int i = 0; i < pad; i++)
+        shape[i + 1] = 1;
+    memcpy(shape + 1 + pad, x->shape, sizeof(int) * (size_t)x->ndim);
+    mc_array *f = mc_vmap_front(in[0], axes[0], b, fn);
+    mc_array *r = f ? mc_node_reshape(f, q.ndim, shape, fn) : NULL;
+    mc_array_release(f);
+    *out = r ? mc_node_broadcast(r, q.ndim, q.dims, fn) : NULL;
+    mc_array_release(r);
+    *out_axis = 0;
+    return *out ? 0 : 1;
+}
+
+/* ExpandDims (axes of the output) and Squeeze (of the input). */
+static int axes_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                     const char *fn)
+{
+    mc_axes_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    if (mc_vmap_check_ndim(node->ndim, fn))
+        return 1;
+    for (int i = 0; i < q.n; i++)
+        q.axes[i]++;
+    return mc_vmap_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+}
+
+static int flatten_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                        const char *fn)
+{
+    mc_flatten_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    q.start++;
+    q.end++;
+    return mc_vmap_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+}
+
+static int unflatten_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                          const char *fn)
+{
+    mc_unflatten_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    if (mc_vmap_check_ndim(node->ndim, fn))
+        return 1;
+    q.axis++;
+    return mc_vmap_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+}
+
 const mc_prim_info mc_prim_reshape = {
     .name = "Reshape",
     .arity = 1,
@@ -300,6 +369,7 @@ const mc_prim_info mc_prim_reshape = {
     .eval = reshape_eval,
     .vjp = mc_vjp_reshape_back,
     .jvp = mc_jvp_linear,
+    .vmap = dims_vmap,
 };
 
 const mc_prim_info mc_prim_transpose = {
@@ -309,6 +379,7 @@ const mc_prim_info mc_prim_transpose = {
     .eval = transpose_eval,
     .vjp = transpose_vjp,
     .jvp = mc_jvp_linear,
+    .vmap = dims_vmap,
 };
 
 const mc_prim_info mc_prim_broadcast = {
@@ -318,6 +389,7 @@ const mc_prim_info mc_prim_broadcast = {
     .eval = broadcast_eval,
     .vjp = broadcast_vjp,
     .jvp = mc_jvp_linear,
+    .vmap = dims_vmap,
 };
 
 const mc_prim_info mc_prim_expand_dims = {
@@ -327,6 +399,7 @@ const mc_prim_info mc_prim_expand_dims = {
     .eval = expand_dims_eval,
     .vjp = mc_vjp_reshape_back,
     .jvp = mc_jvp_linear,
+    .vmap = axes_vmap,
 };
 
 const mc_prim_info mc_prim_squeeze = {
@@ -336,6 +409,7 @@ const mc_prim_info mc_prim_squeeze = {
     .eval = squeeze_eval,
     .vjp = mc_vjp_reshape_back,
     .jvp = mc_jvp_linear,
+    .vmap = axes_vmap,
 };
 
 const mc_prim_info mc_prim_flatten = {
@@ -345,6 +419,7 @@ const mc_prim_info mc_prim_flatten = {
     .eval = reshape_like_eval,
     .vjp = mc_vjp_reshape_back,
     .jvp = mc_jvp_linear,
+    .vmap = flatten_vmap,
 };
 
 const mc_prim_info mc_prim_unflatten = {
@@ -354,4 +429,5 @@ const mc_prim_info mc_prim_unflatten = {
     .eval = reshape_like_eval,
     .vjp = mc_vjp_reshape_back,
     .jvp = mc_jvp_linear,
+    .vmap = unflatten_vmap,
 };

@@ -1,6 +1,6 @@
 /* Transforms: evaluating graphs, and MLX's automatic differentiation
  * (vjp, jvp, value_and_grad, custom derivative rules, checkpoint). vmap is
- * not declared yet (partial, listed in docs/api.md). */
+ * in transforms_impl.h, as mlx-c declares it. */
 #ifndef MLX_TRANSFORMS_H
 #define MLX_TRANSFORMS_H
 
@@ -33,8 +33,9 @@ int mlx_checkpoint(mlx_closure* res, const mlx_closure fun);
 /* *res becomes fun with the derivative rules given (each may be an empty
  * handle: then fun's own rule is used; with none, *res is fun itself).
  * fun_vjp maps (primals, cotangents, outputs) to the primals' cotangents,
- * fun_jvp (primals, tangents, argnums) to the outputs' tangents. fun_vmap
- * is kept for vmap, which is not implemented yet. Returns 0 or 1. */
+ * fun_jvp (primals, tangents, argnums) to the outputs' tangents, fun_vmap
+ * (inputs, their batch axes, -1 for none) to the batched outputs and
+ * their axes. Returns 0 or 1. */
 int mlx_custom_function(
     mlx_closure* res,
     const mlx_closure fun,
