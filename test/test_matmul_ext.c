@@ -1072,10 +1072,10 @@ static void test_segmented_mm_has_no_derivatives_as_in_mlx(void **state)
     mlx_vector_array pv = mlx_vector_array_new_data(p, 2), cv = mlx_vector_array_new_data(&cot, 1);
     mlx_vector_array r0 = mlx_vector_array_new(), r1 = mlx_vector_array_new();
     assert_int_not_equal(mlx_vjp(&r0, &r1, f, pv, cv), 0);
-    assert_true(tu_last_error_has("Not implemented for SegmentedMM: MLX has no vjp"));
+    assert_true(tu_last_error_has("Not implemented for SegmentedMM."));
     tu_reset_errors();
     assert_int_not_equal(mlx_jvp(&r0, &r1, f, pv, pv), 0);
-    assert_true(tu_last_error_has("Not implemented for SegmentedMM: MLX has no jvp"));
+    assert_true(tu_last_error_has("Not implemented for SegmentedMM."));
     tu_reset_errors();
     mlx_vector_array_free(pv);
     mlx_vector_array_free(cv);

@@ -349,6 +349,52 @@ static int f_fused(mlx_array *o, const mlx_array *x, mlx_stream s)
     return rc;
 }
 
+/* The products and Depends, which MLX 0.31.1 does not vmap. */
+static int f_gather_mm(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    const int32_t zero[1] = {0};
+    mlx_array li = tu_i32(zero, (const int[]){1}, 1), ri = tu_i32(zero, (const int[]){1}, 1);
+    int rc = mlx_gather_mm(o, x[0], x[1], li, ri, false, s);
+    TU_FREE(li, ri);
+    return rc;
+}
+
+static int f_block_masked_mm(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    const double one[1] = {1};
+    mlx_array m = tu_array_of(MLX_BOOL, one, (const int[]){1, 1}, 2);
+    int rc = mlx_block_masked_mm(o, x[0], x[1], 32, m, (mlx_array){0}, (mlx_array){0}, s);
+    mlx_array_free(m);
+    return rc;
+}
+
+static int f_segmented_mm(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    const int32_t seg[4] = {0, 4, 4, 8};
+    mlx_array g = tu_i32(seg, (const int[]){2, 2}, 2);
+    int rc = mlx_segmented_mm(o, x[0], x[1], g, s);
+    mlx_array_free(g);
+    return rc;
+}
+
+static int f_depends(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    (void)s;
+    mlx_vector_array in = mlx_vector_array_new_data(&x[0], 1), dep = mlx_vector_array_new_data(&x[1], 1),
+                     r = mlx_vector_array_new();
+    int rc = mlx_depends(&r, in, dep) || mlx_vector_array_get(o, r, 0);
+    mlx_vector_array_free(in);
+    mlx_vector_array_free(dep);
+    mlx_vector_array_free(r);
+    return rc;
+}
+
+static int f_qqmm(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    mlx_optional_int g = {32, true}, b = {8, true};
+    return mlx_qqmm(o, x[0], x[1], (mlx_array){0}, g, b, "mxfp8", (mlx_array){0}, (mlx_array){0}, s);
+}
+
 #define R1(nd, ...)     \
     1, {nd},            \
     {                   \
@@ -360,6 +406,15 @@ static int f_fused(mlx_array *o, const mlx_array *x, mlx_stream s)
 
 static const vcase cases[] = {
     {"exp", f_exp, R1(2, 2, 4), {IN_F}, -1, 1, 0, MC_PRIM_UNARY, NULL, 0},
+    {"gather_mm", f_gather_mm, 2, {3, 3}, {{1, 2, 3}, {1, 3, 2}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_GATHER_MM,
+     NYI_VMAP "GatherMM.", 0},
+    {"block_masked_mm", f_block_masked_mm, 2, {2, 2}, {{32, 16}, {16, 32}}, {IN_F, IN_F}, -1, 1, 0,
+     MC_PRIM_BLOCK_MASKED_MM, NYI_VMAP "BlockMaskedMM.", 0},
+    {"segmented_mm", f_segmented_mm, 2, {2, 2}, {{2, 8}, {8, 2}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_SEGMENTED_MM,
+     NYI_VMAP "SegmentedMM.", 0},
+    {"depends", f_depends, 2, {1, 1}, {{4}, {4}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_DEPENDS, NYI_VMAP "Depends.", 0},
+    {"qqmm", f_qqmm, 2, {2, 2}, {{2, 32}, {4, 32}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_QQMATMUL, NYI_VMAP "QQMatmul.",
+     0},
     {"add", f_add, 2, {2, 1}, {{2, 4}, {4}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_BINARY, NULL, 0},
     {"where", f_where, 3, {2, 2, 1}, {{2, 4}, {2, 4}, {4}}, {IN_B, IN_F, IN_F}, -1, 1, 0, MC_PRIM_WHERE, NULL, 0},
     {"astype", f_astype, R1(2, 2, 4), {IN_F}, -1, 1, 0, MC_PRIM_ASTYPE, NULL, 0},

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "graph/build.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 
 static int depends_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn)
@@ -68,4 +69,5 @@ const mc_prim_info mc_prim_depends = {
     .eval = depends_eval,
     .vjp = depends_vjp,
     .jvp = depends_jvp,
+    .vmap = mc_vmap_unsupported,
 };

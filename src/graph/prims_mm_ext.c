@@ -18,6 +18,7 @@
 #include "graph/elementwise.h"
 #include "graph/prims_mm_ext.h"
 #include "graph/prims_scatter.h"
+#include "graph/vmap_rules.h"
 #include "runtime/error.h"
 
 /* ---- shape rules ---- */
@@ -194,24 +195,6 @@ mc_array *mc_gb_block_masked_mm(mc_gb *s, mc_array *a, mc_array *b, int block_si
 
 /* ---- derivatives ---- */
 
-static int no_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
-{
-    (void)vjps;
-    (void)cot;
-    (void)argnums;
-    (void)nargs;
-    return mc_error("[%s] Not implemented for %s: MLX has no vjp for it.", fn, mc_prim_name(node->prim, NULL));
-}
-
-static mc_array *no_jvp(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
-{
-    (void)tans;
-    (void)argnums;
-    (void)nargs;
-    mc_error("[%s] Not implemented for %s: MLX has no jvp for it.", fn, mc_prim_name(node->prim, NULL));
-    return NULL;
-}
-
 /* uint32 0, 1, ... in idx's shape: MLX's default indices of an operand
  * whose batch dims are idx's. */
 static mc_array *iota_like(mc_gb *s, const mc_array *idx)
@@ -359,7 +342,8 @@ const mc_prim_info mc_prim_gather_mm = {
     .infer = gather_mm_infer,
     .eval = mc_gather_mm_eval,
     .vjp = gather_mm_vjp,
-    .jvp = no_jvp,
+    .jvp = mc_jvp_none,
+    .vmap = mc_vmap_unsupported,
 };
 
 const mc_prim_info mc_prim_block_masked_mm = {
@@ -368,7 +352,8 @@ const mc_prim_info mc_prim_block_masked_mm = {
     .infer = block_mm_infer,
     .eval = mc_block_masked_mm_eval,
     .vjp = block_mm_vjp,
-    .jvp = no_jvp,
+    .jvp = mc_jvp_none,
+    .vmap = mc_vmap_unsupported,
 };
 
 const mc_prim_info mc_prim_segmented_mm = {
@@ -376,6 +361,7 @@ const mc_prim_info mc_prim_segmented_mm = {
     .arity = 3,
     .infer = segmented_mm_infer,
     .eval = mc_segmented_mm_eval,
-    .vjp = no_vjp,
-    .jvp = no_jvp,
+    .vjp = mc_vjp_none,
+    .jvp = mc_jvp_none,
+    .vmap = mc_vmap_unsupported,
 };

@@ -871,4 +871,5 @@ const mc_prim_info mc_prim_qqmatmul = {
     .eval = qqmm_eval,
     .vjp = qqmm_vjp,
     .jvp = qqmm_jvp,
+    .vmap = mc_vmap_unsupported,
 };

@@ -787,12 +787,15 @@ static int imp_quantized_matmul(mc_mlxfn_imp *c)
     if (mc_rd_i32(c->rd, &gs, "the group size") || mc_rd_i32(c->rd, &bits, "the bits") ||
         mc_rd_i32(c->rd, &mode, "the quantization mode") || mc_rd_bool(c->rd, &transpose, "transpose"))
         return 1;
-    if (mode != 0)
-        return mc_rd_fail(c->rd, "QuantizedMatmul in mode %d: mlx-cpu imports the affine mode (0) only",
-                          (int)mode);
-    if (need_in(c, 4, 4) || one_out(c))
+    /* MLX's QuantizationMode order (affine, mxfp4, mxfp8, nvfp4) is ours;
+     * the fp modes have no biases (a global scale is not read here) */
+    if (mode < MC_QMODE_AFFINE || mode > MC_QMODE_NVFP4)
+        return mc_rd_fail(c->rd, "QuantizedMatmul in unknown mode %d", (int)mode);
+    int n_in = mode == MC_QMODE_AFFINE ? 4 : 3;
+    if (need_in(c, n_in, n_in) || one_out(c))
         return 1;
-    c->res[0] = mc_node_quantized_matmul(c->in[0], c->in[1], c->in[2], c->in[3], gs, bits, transpose, c->rd->fn);
+    c->res[0] = mc_node_quantized_matmul(c->in[0], c->in[1], c->in[2], n_in == 4 ? c->in[3] : NULL, gs, bits,
+                                         (mc_qmode)mode, transpose, c->rd->fn);
     return c->res[0] ? 0 : (c->rd->failed = true, 1);
 }
 
