@@ -154,7 +154,9 @@ static inline mc_vf32 mc_expm1_reduced_f32(mc_vf32 x, mc_vf32 *scale)
     const float shift = 0x1.8p23f;
     mc_vf32 t = mc_fma_f32(x, MC_F(0x1.715476p0), MC_F(shift));
     mc_vf32 n = t - shift;
-    mc_vi32 ni = (mc_vi32)t - (mc_vi32)MC_F(shift);
+    /* unsigned: a lane out of range (recomputed through SLEEF later) must
+     * not overflow a signed int here */
+    mc_vu32 ni = (mc_vu32)t - (mc_vu32)MC_F(shift);
     /* ln2 = hi + lo, hi with 16 bits so that n * hi is exact */
     mc_vf32 r = mc_fma_f32(n, MC_F(-0x1.62e4p-1), x);
     r = mc_fma_f32(n, MC_F(-0x1.7f7d1cp-20), r);
@@ -163,7 +165,7 @@ static inline mc_vf32 mc_expm1_reduced_f32(mc_vf32 x, mc_vf32 *scale)
         0x1.6a242ap-10,
     };
     mc_vf32 p = mc_poly_f32(r, exp_p, 5);
-    *scale = (mc_vf32)((ni + 127) << 23);
+    *scale = (mc_vf32)((ni + 127u) << 23);
     return mc_fma_f32(p, r * r, r);
 }
 
@@ -293,7 +295,8 @@ static inline mc_vf32 mc_log_core_f32(mc_vf32 x)
     mc_vf32 m = (mc_vf32)_mm512_getmant_ps((__m512)x, _MM_MANT_NORM_p75_1p5, _MM_MANT_SIGN_src);
     mc_vf32 kf = (mc_vf32)_mm512_getexp_ps((__m512)(x * MC_F(1.0f / 0.75f)));
 #else
-    mc_vi32 ix = (mc_vi32)x - (mc_vi32)MC_F(0.75f);
+    /* unsigned subtraction: negative x (an out-of-range lane) wraps */
+    mc_vi32 ix = (mc_vi32)((mc_vu32)x - (mc_vu32)MC_F(0.75f));
     mc_vf32 m = (mc_vf32)((ix & 0x007fffff) + (mc_vi32)MC_F(0.75f));
     mc_vf32 kf = __builtin_convertvector(ix >> 23, mc_vf32);
 #endif
