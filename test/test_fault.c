@@ -387,7 +387,7 @@ static void test_vmap_fails_cleanly_at_every_allocation(void **state)
     const int32_t idx[2] = {1, 0};
     const int shape[2] = {2, 2}, n = 2;
     mlx_array xi[2] = {tu_f32(v, shape, 2), tu_i32(idx, &n, 1)};
-    assert_true(sweep("vmap", vmap_cycle, xi) >= 10);
+    assert_true(tu_sweep("vmap", vmap_cycle, xi) >= 10);
     tu_free_n(xi, 2);
 }
 
