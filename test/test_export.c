@@ -411,27 +411,24 @@ static mlx_array g_weight; /* captured by linear_fn: a constant of its trace */
 
 static int linear_fn(mlx_vector_array *res, const mlx_vector_array in)
 {
+    /* stops at the first failure, so the fault sweep sees one message */
     mlx_stream st = tu_stream();
-    mlx_array x = mlx_array_new(), b = mlx_array_new();
-    mlx_vector_array_get(&x, in, 0); /* (n, 4) */
+    mlx_array x = mlx_array_new(), b = mlx_array_new(), v = mlx_array_new(), v1 = mlx_array_new();
+    mlx_array r0 = mlx_array_new(), r1 = mlx_array_new(), r2 = mlx_array_new();
     mlx_vector_array out = mlx_vector_array_new();
-    push(out, bin(mlx_matmul, x, g_weight));
-    if (mlx_vector_array_size(in) > 1) {
-        mlx_vector_array_get(&b, in, 1);
-        mlx_array r = mlx_array_new();
-        mlx_addmm(&r, b, x, g_weight, 1.0f, 0.5f, st);
-        push(out, r);
-    }
-    mlx_array v = mlx_array_new();
     int start[2] = {0, 0}, stop[2] = {1, 4}, str[2] = {1, 1}, shape[1] = {4};
-    mlx_slice(&v, x, start, 2, stop, 2, str, 2, st);
-    mlx_array v1 = mlx_array_new();
-    mlx_reshape(&v1, v, shape, 1, st);
-    push(out, bin(mlx_matmul, v1, g_weight)); /* a vector times a matrix */
-    mlx_vector_array_set(res, out);
+    int rc = !out.ctx || mlx_vector_array_get(&x, in, 0) /* (n, 4) */ || mlx_matmul(&r0, x, g_weight, st) ||
+             mlx_vector_array_append_value(out, r0);
+    if (!rc && mlx_vector_array_size(in) > 1)
+        rc = mlx_vector_array_get(&b, in, 1) || mlx_addmm(&r1, b, x, g_weight, 1.0f, 0.5f, st) ||
+             mlx_vector_array_append_value(out, r1);
+    /* a vector times a matrix */
+    rc = rc || mlx_slice(&v, x, start, 2, stop, 2, str, 2, st) || mlx_reshape(&v1, v, shape, 1, st) ||
+         mlx_matmul(&r2, v1, g_weight, st) || mlx_vector_array_append_value(out, r2) ||
+         mlx_vector_array_set(res, out);
     mlx_vector_array_free(out);
-    TU_FREE(x, b, v, v1);
-    return 0;
+    TU_FREE(x, b, v, v1, r0, r1, r2);
+    return rc;
 }
 
 static mlx_array g_norm_w, g_norm_b;
@@ -1127,14 +1124,17 @@ static void test_hand_made_files_import_and_bad_ones_fail_clearly(void **s)
  * broadcast (op 1). Returns the step's status. */
 static int alloc_step(int op)
 {
+    /* Once an allocation fails every later one does too: the step stops at
+     * the first failure, so that exactly one message is expected. */
     if (op == 0) {
         mlx_imported_function f = mlx_imported_function_new(FIXTURE("mlp.mlxfn"));
         if (!f.ctx)
             return 1;
         int shape[2] = {5, 4};
         mlx_array x = seq(20, shape, 2, 0.1f);
-        mlx_vector_array args = mlx_vector_array_new_value(x), res = mlx_vector_array_new();
-        int rc = mlx_imported_function_apply(&res, f, args);
+        mlx_vector_array args = {NULL}, res = {NULL};
+        int rc = !x.ctx || !(args = mlx_vector_array_new_value(x)).ctx || !(res = mlx_vector_array_new()).ctx ||
+                 mlx_imported_function_apply(&res, f, args);
         mlx_vector_array_free(res);
         mlx_vector_array_free(args);
         mlx_array_free(x);
@@ -1144,12 +1144,13 @@ static int alloc_step(int op)
     char path[600];
     out_path(path, sizeof path, "fault", ".mlxfn");
     int wshape[2] = {4, 3}, xshape[2] = {5, 4}, bshape[1] = {3};
+    mlx_array x = {NULL}, b = {NULL};
+    mlx_vector_array args = {NULL};
+    mlx_closure fun = {NULL};
     g_weight = seq(12, wshape, 2, 0.2f);
-    mlx_array x = seq(20, xshape, 2, 0.1f), b = seq(3, bshape, 1, 1.0f);
-    mlx_vector_array args = mlx_vector_array_new_value(x);
-    mlx_vector_array_append_value(args, b);
-    mlx_closure fun = mlx_closure_new_func(linear_fn);
-    int rc = mlx_export_function(path, fun, args, false);
+    int rc = !g_weight.ctx || !(x = seq(20, xshape, 2, 0.1f)).ctx || !(b = seq(3, bshape, 1, 1.0f)).ctx ||
+             !(args = mlx_vector_array_new_value(x)).ctx || mlx_vector_array_append_value(args, b) ||
+             !(fun = mlx_closure_new_func(linear_fn)).ctx || mlx_export_function(path, fun, args, false);
     mlx_closure_free(fun);
     mlx_vector_array_free(args);
     TU_FREE(x, b, g_weight);
