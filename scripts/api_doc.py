@@ -59,8 +59,8 @@ NOTES = {
     "mlx_distributed_init": "MPI's world when launched by MPI (mpirun); else the singleton group (strict: MLX's error). docs/distributed.md",
     "mlx_distributed_all_sum": "checks that every process runs the same collective on the same dtype and size first (MLX_CPU_MPI_CHECK=0 skips it); waits at most MLX_CPU_MPI_TIMEOUT s (300)",
     "mlx_distributed_sum_scatter": "MPI_Reduce_scatter_block (MLX's MPI backend does not implement it)",
-    "mlx_distributed_send": "no gradient, as MLX",
-    "mlx_distributed_recv": "a message of another dtype or size is refused, not received",
+    "mlx_distributed_send": "no gradient, as MLX; on the singleton group (no MPI launch) evaluating it reports \"Communication not implemented in an empty distributed group\"",
+    "mlx_distributed_recv": "a message of another dtype or size is refused, not received; on the singleton group evaluating it reports \"Communication not implemented in an empty distributed group\"",
 
     "mlx_fft_irfft": "float32 result; reads n/2 + 1 frequencies (docs/fft.md)",
     "mlx_fft_rfft": "a complex input keeps its real part, as MLX (docs/fft.md)",

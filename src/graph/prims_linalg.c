@@ -146,8 +146,10 @@ static int la_eval(mc_la_kind kind, mc_array *out, mc_array *const *in, const vo
     return c.failed ? la_report(&j, &c.fail) : 0;
 }
 
-/* One infer and eval per primitive, naming its kind. */
-#define LA_RULES(lower, KIND)                                                                              \
+/* Each factorization's infer and eval select its kind from the shared
+ * rules; none has a derivative (as in MLX 0.31.1); vmap moves the batch to
+ * the leading axes, except where MLX has no vmap (QRF, LUF). */
+#define LA_PRIM(lower, KIND, NAME, VMAP)                                                                   \
     static int lower##_infer(mc_meta *out, mc_array *const *in, int n, const void *params, const char *fn) \
     {                                                                                                      \
         (void)n;                                                                                           \
@@ -157,66 +159,23 @@ static int la_eval(mc_la_kind kind, mc_array *out, mc_array *const *in, const vo
     {                                                                                                      \
         (void)n;                                                                                           \
         return la_eval(KIND, out, in, params);                                                             \
-    }
+    }                                                                                                      \
+    const mc_prim_info mc_prim_##lower = {.name = NAME,                                                    \
+                                          .arity = 1,                                                      \
+                                          .infer = lower##_infer,                                          \
+                                          .eval = lower##_eval,                                            \
+                                          .vjp = mc_vjp_none,                                              \
+                                          .jvp = mc_jvp_none,                                              \
+                                          .vmap = VMAP};
 
-LA_RULES(inverse, MC_LA_INVERSE)
-LA_RULES(cholesky, MC_LA_CHOLESKY)
-LA_RULES(qrf, MC_LA_QRF)
-LA_RULES(svd, MC_LA_SVD)
-LA_RULES(eig, MC_LA_EIG)
-LA_RULES(eigh, MC_LA_EIGH)
-LA_RULES(luf, MC_LA_LUF)
-#undef LA_RULES
-
-const mc_prim_info mc_prim_inverse = {.name = "Inverse",
-                                      .arity = 1,
-                                      .infer = inverse_infer,
-                                      .eval = inverse_eval,
-                                      .vjp = mc_vjp_none,
-                                      .jvp = mc_jvp_none,
-                                      .vmap = mc_vmap_leading};
-const mc_prim_info mc_prim_cholesky = {.name = "Cholesky",
-                                       .arity = 1,
-                                       .infer = cholesky_infer,
-                                       .eval = cholesky_eval,
-                                       .vjp = mc_vjp_none,
-                                       .jvp = mc_jvp_none,
-                                       .vmap = mc_vmap_leading};
-const mc_prim_info mc_prim_qrf = {.name = "QRF",
-                                  .arity = 1,
-                                  .infer = qrf_infer,
-                                  .eval = qrf_eval,
-                                  .vjp = mc_vjp_none,
-                                  .jvp = mc_jvp_none,
-                                  .vmap = mc_vmap_unsupported};
-const mc_prim_info mc_prim_svd = {.name = "SVD",
-                                  .arity = 1,
-                                  .infer = svd_infer,
-                                  .eval = svd_eval,
-                                  .vjp = mc_vjp_none,
-                                  .jvp = mc_jvp_none,
-                                  .vmap = mc_vmap_leading};
-const mc_prim_info mc_prim_eig = {.name = "Eig",
-                                  .arity = 1,
-                                  .infer = eig_infer,
-                                  .eval = eig_eval,
-                                  .vjp = mc_vjp_none,
-                                  .jvp = mc_jvp_none,
-                                  .vmap = mc_vmap_leading};
-const mc_prim_info mc_prim_eigh = {.name = "Eigh",
-                                   .arity = 1,
-                                   .infer = eigh_infer,
-                                   .eval = eigh_eval,
-                                   .vjp = mc_vjp_none,
-                                   .jvp = mc_jvp_none,
-                                   .vmap = mc_vmap_leading};
-const mc_prim_info mc_prim_luf = {.name = "LUF",
-                                  .arity = 1,
-                                  .infer = luf_infer,
-                                  .eval = luf_eval,
-                                  .vjp = mc_vjp_none,
-                                  .jvp = mc_jvp_none,
-                                  .vmap = mc_vmap_unsupported};
+LA_PRIM(inverse, MC_LA_INVERSE, "Inverse", mc_vmap_leading)
+LA_PRIM(cholesky, MC_LA_CHOLESKY, "Cholesky", mc_vmap_leading)
+LA_PRIM(qrf, MC_LA_QRF, "QRF", mc_vmap_unsupported)
+LA_PRIM(svd, MC_LA_SVD, "SVD", mc_vmap_leading)
+LA_PRIM(eig, MC_LA_EIG, "Eig", mc_vmap_leading)
+LA_PRIM(eigh, MC_LA_EIGH, "Eigh", mc_vmap_leading)
+LA_PRIM(luf, MC_LA_LUF, "LUF", mc_vmap_unsupported)
+#undef LA_PRIM
 
 /* -- Solve ------------------------------------------------------------------
  * a (..., n, n) and b (..., n, k) of one float dtype and the same batch
