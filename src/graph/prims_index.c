@@ -618,17 +618,8 @@ static int slice_update_vmap(mc_array **out, int *out_axis, mc_array *node, mc_a
 {
     mc_slice_params q;
     mc_vmap_params(&q, sizeof q, node);
-    if (mc_vmap_check_ndim(q.ndim, fn))
+    if (mc_slice_params_prepend_batch(&q, mc_vmap_size(in, axes, 2), fn))
         return 1;
-    for (int i = q.ndim; i > 0; i--) {
-        q.start[i] = q.start[i - 1];
-        q.stop[i] = q.stop[i - 1];
-        q.strides[i] = q.strides[i - 1];
-    }
-    q.ndim++;
-    q.start[0] = 0;
-    q.stop[0] = mc_vmap_size(in, axes, 2);
-    q.strides[0] = 1;
     return all_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
 }
 

@@ -8,7 +8,6 @@
 
 #include "graph/build.h"
 #include "graph/elementwise.h"
-#include "graph/build.h"
 #include "graph/prims_scatter.h"
 #include "graph/prims_slice.h"
 #include "graph/vmap_rules.h"
@@ -245,23 +244,30 @@ static int contiguous_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const 
     return 0;
 }
 
+int mc_slice_params_prepend_batch(mc_slice_params *q, int batch, const char *fn)
+{
+    if (mc_vmap_check_ndim(q->ndim, fn))
+        return 1;
+    for (int i = q->ndim; i > 0; i--) {
+        q->start[i] = q->start[i - 1];
+        q->stop[i] = q->stop[i - 1];
+        q->strides[i] = q->strides[i - 1];
+    }
+    q->ndim++;
+    q->start[0] = 0;
+    q->stop[0] = batch;
+    q->strides[0] = 1;
+    return 0;
+}
+
 /* The batch first, taken whole. */
 static int slice_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
                       const char *fn)
 {
     mc_slice_params q;
     mc_vmap_params(&q, sizeof q, node);
-    if (mc_vmap_check_ndim(q.ndim, fn))
+    if (mc_slice_params_prepend_batch(&q, in[0]->shape[axes[0]], fn))
         return 1;
-    for (int i = q.ndim; i > 0; i--) {
-        q.start[i] = q.start[i - 1];
-        q.stop[i] = q.stop[i - 1];
-        q.strides[i] = q.strides[i - 1];
-    }
-    q.ndim++;
-    q.start[0] = 0;
-    q.stop[0] = in[0]->shape[axes[0]];
-    q.strides[0] = 1;
     return mc_vmap_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
 }
 

@@ -23,6 +23,10 @@ typedef struct mc_slice_params {
 int mc_slice_normalize(int ndim, const int *shape, const mc_slice_params *p, int *out_start, int *out_shape,
                        bool *neg, const char *fn);
 
+/* For vmap rules: gives q a leading batch axis of `batch` elements, taken
+ * whole, before its own; non-zero with an error if q has no axis to spare. */
+int mc_slice_params_prepend_batch(mc_slice_params *q, int batch, const char *fn);
+
 /* AsStrided: a view of the row-contiguous input with this shape, element
  * strides and offset; infer checks that the view stays inside the input. */
 typedef struct mc_as_strided_params {
