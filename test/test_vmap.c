@@ -189,6 +189,28 @@ static int f_gather(mlx_array *o, const mlx_array *x, mlx_stream s)
     return rc;
 }
 
+/* Two index arrays, so one can be batched and the other not. */
+static int f_gather2(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    mlx_vector_array idx = vec_of(&x[1], 2);
+    int rc = mlx_gather(o, x[0], idx, (const int[]){0, 2}, 2, (const int[]){1, 2, 1}, 3, s);
+    mlx_vector_array_free(idx);
+    return rc;
+}
+
+/* An embedding lookup: rows of a table at a matrix of token ids. */
+UNARY(take_rows, mlx_take_axis(o, x[0], x[1], 0, s))
+/* take at one index (0-d): the axis goes away. */
+UNARY(take_scalar, mlx_take_axis(o, x[0], x[1], 1, s))
+
+static int f_scatter_max2(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    mlx_vector_array idx = vec_of(&x[1], 1);
+    int rc = mlx_scatter_max(o, x[0], idx, x[2], (const int[]){1}, 1, s);
+    mlx_vector_array_free(idx);
+    return rc;
+}
+
 static int f_scatter_add(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     mlx_vector_array idx = vec_of(&x[1], 1);
@@ -467,6 +489,23 @@ static const vcase cases[] = {
      NULL,
      0},
     {"gather", f_gather, 2, {2, 1}, {{4, 4}, {2}}, {IN_F, IN_I}, -1, 1, 4, MC_PRIM_GATHER, NULL, 0},
+    {"gather_two_indices", f_gather2, 3, {3, 2, 2}, {{4, 3, 5}, {2, 3}, {2, 3}}, {IN_F, IN_I, IN_I}, -1, 1, 5,
+     MC_PRIM_GATHER, NULL, 0},
+    {"take_rows", f_take_rows, 2, {2, 2}, {{6, 3}, {2, 4}}, {IN_F, IN_I}, -1, 1, 6, MC_PRIM_GATHER_AXIS, NULL, 0},
+    {"take_scalar", f_take_scalar, 2, {3, 0}, {{2, 4, 3}, {0}}, {IN_F, IN_I}, -1, 1, 4, MC_PRIM_GATHER_AXIS, NULL,
+     0},
+    {"scatter_max",
+     f_scatter_max2,
+     3,
+     {2, 2, 4},
+     {{4, 3}, {2, 2}, {2, 2, 4, 1}},
+     {IN_F, IN_I, IN_F},
+     -1,
+     1,
+     3,
+     MC_PRIM_SCATTER,
+     NULL,
+     0},
     {"scatter_add",
      f_scatter_add,
      3,
@@ -641,6 +680,47 @@ static void mark_prims(mlx_array a, bool *seen)
     }
 }
 
+/* The number of distinct nodes of primitive prim in the graph below a. */
+static int count_prim(mlx_array a, int prim)
+{
+    enum { CAP = 4096 };
+    static mc_array *stack[CAP], *seen[CAP];
+    int top = 0, nseen = 0, count = 0;
+    stack[top++] = a.ctx;
+    while (top) {
+        mc_array *n = stack[--top];
+        bool dup = false;
+        for (int i = 0; i < nseen && !dup; i++)
+            dup = seen[i] == n;
+        if (dup)
+            continue;
+        assert_true(nseen < CAP);
+        seen[nseen++] = n;
+        count += n->prim == prim;
+        for (int i = 0; i < n->n_inputs && top < CAP; i++)
+            stack[top++] = n->inputs[i];
+    }
+    return count;
+}
+
+/* The primitives whose batched form once ran the primitive per batch
+ * element and now has a rule of its own: the batched graph of their rows
+ * holds one node of the primitive, whatever the batch (other rows' rules
+ * may build more, e.g. Transpose moving the batch). */
+static bool one_node(int prim)
+{
+    static const int ids[] = {
+        MC_PRIM_GATHER,
+        MC_PRIM_GATHER_AXIS,
+        MC_PRIM_SCATTER,
+        MC_PRIM_SCATTER_AXIS,
+    };
+    for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
+        if (ids[i] == prim)
+            return true;
+    return false;
+}
+
 /* vmap(f) with these axes against f on each element, stacked on out_axis. */
 static void check_axes(const vcase *c, mlx_closure f, const int *axes, int out_axis, bool *seen)
 {
@@ -664,6 +744,9 @@ static void check_axes(const vcase *c, mlx_closure f, const int *axes, int out_a
         if (rc)
             fail_msg("%s: vmap failed: %s", c->name, tu_last_error());
         mlx_array got = vec_get(outs, 0);
+        int nodes = count_prim(got, c->prim);
+        if (one_node(c->prim) && nodes > 1)
+            fail_msg("%s: the batched graph holds %d %s nodes, not one", c->name, nodes, mc_prims[c->prim]->name);
         /* the expected value: f on each element, stacked */
         mlx_vector_array parts = mlx_vector_array_new();
         for (int b = 0; b < BATCH; b++) {
@@ -743,6 +826,39 @@ static void test_every_primitive_vmaps_as_its_elements_stacked(void **state)
         if (!seen[id])
             fail_msg("the vmap table's row for %s does not build a %s node", mc_prims[id]->name,
                      mc_prims[id]->name);
+    }
+}
+
+/* in_axes the table's mixes do not reach: each operand of the gathers and
+ * scatters batched alone, or some index arrays batched and others not. */
+static void test_batched_indices_and_operands_each_alone(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *row;
+        int axes[MAX_IN];
+        int out_axis;
+    } mixes[] = {
+        {"gather_two_indices", {-1, 0, -1}, 0},  {"gather_two_indices", {2, -1, 1}, 1},
+        {"gather_two_indices", {-1, 1, 0}, -1},  {"take_rows", {-1, 1}, 0},
+        {"take_rows", {2, 1}, 2},                {"take_scalar", {-1, 0}, 0},
+        {"take_scalar", {3, 0}, 1},              {"take_along_axis", {-1, 1}, 0},
+        {"put_along_axis", {-1, 0, -1}, 0},      {"put_along_axis", {-1, -1, 1}, 2},
+        {"scatter_max", {-1, 0, -1}, 0},         {"scatter_max", {-1, -1, 2}, 1},
+        {"scatter_max", {1, -1, -1}, 0},         {"scatter_max", {2, 1, 4}, -1},
+        {"scatter_add", {-1, 0, -1}, 0},         {"gather", {1, -1}, 1},
+    };
+    bool seen[MC_PRIM_COUNT] = {0};
+    for (size_t m = 0; m < sizeof mixes / sizeof mixes[0]; m++) {
+        const vcase *c = NULL;
+        for (size_t k = 0; k < sizeof cases / sizeof cases[0] && !c; k++)
+            if (strcmp(cases[k].name, mixes[m].row) == 0)
+                c = &cases[k];
+        assert_non_null(c);
+        rng_state = 0x2545f4914f6cdd1dULL + m;
+        mlx_closure f = mlx_closure_new_func_payload(run_case, (void *)c, NULL);
+        check_axes(c, f, mixes[m].axes, mixes[m].out_axis, seen);
+        mlx_closure_free(f);
     }
 }
 
@@ -1755,6 +1871,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_every_primitive_vmaps_as_its_elements_stacked, tu_test_teardown),
+        cmocka_unit_test_teardown(test_batched_indices_and_operands_each_alone, tu_test_teardown),
         cmocka_unit_test_teardown(test_mlx_basics_errors, tu_test_teardown),
         cmocka_unit_test_teardown(test_mlx_unary_ops, tu_test_teardown),
         cmocka_unit_test_teardown(test_mlx_binary_ops, tu_test_teardown),

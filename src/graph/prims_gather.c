@@ -193,6 +193,64 @@ static mc_array *gather_jvp(mc_array *node, mc_array *const *tans, const int *ar
     return mc_gb_finish_ref(&s, mc_gb_gather(&s, tans[0], node->inputs + 1, p->nidx, p->axes, p->slice_sizes));
 }
 
+/* ---- vmap (MLX's Gather::vmap) ---- */
+
+/* A batched a at unbatched indices: the block spans the whole batch axis,
+ * which lands after the index axes. Batched indices: every index array
+ * gets its batch first; a batched a too, with one more index array, the
+ * batch element's own number, on its batch axis (a block of 1 there). */
+static int gather_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                       const char *fn)
+{
+    mc_gather_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    int n = node->n_inputs, ind = q.nidx ? node->inputs[1]->ndim : 0, a_nd = node->inputs[0]->ndim;
+    bool idx_batched = false;
+    for (int j = 1; j < n; j++)
+        idx_batched |= axes[j] >= 0;
+    if (mc_vmap_check_ndim(node->ndim, fn))
+        return 1;
+    if (!idx_batched) {
+        int ax = axes[0];
+        for (int j = 0; j < q.nidx; j++)
+            q.axes[j] += q.axes[j] >= ax;
+        memmove(q.slice_sizes + ax + 1, q.slice_sizes + ax, sizeof(int) * (size_t)(a_nd - ax));
+        q.slice_sizes[ax] = in[0]->shape[ax];
+        *out = mc_node_new(fn, MC_PRIM_GATHER, in, n, &q, sizeof q);
+        *out_axis = ind + ax;
+        return *out ? 0 : 1;
+    }
+    int b = mc_vmap_size(in, axes, n), ishape[MC_MAX_NDIM], oshape[MC_MAX_NDIM];
+    mlx_dtype dt = mc_vmap_index_dtype(node->inputs[1]->dtype);
+    ishape[0] = oshape[0] = b;
+    memcpy(ishape + 1, node->inputs[1]->shape, sizeof(int) * (size_t)ind);
+    memcpy(oshape + 1, node->shape, sizeof(int) * (size_t)node->ndim);
+    mc_array *args[2 + MC_MAX_NDIM];
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    for (int j = 1; j < n; j++)
+        args[j] = mc_gb_astype(&s, mc_gb_vmap_front(&s, in[j], axes[j], b), dt);
+    mc_array *r;
+    if (axes[0] < 0) {
+        args[0] = in[0];
+        r = mc_gb_hold(&s, s.failed ? NULL : mc_node_new(fn, MC_PRIM_GATHER, args, n, &q, sizeof q));
+    } else {
+        args[0] = mc_gb_vmap_front(&s, in[0], axes[0], b);
+        args[n] = mc_gb_vmap_batch_index(&s, ind + 1, ishape, dt);
+        for (int j = 0; j < q.nidx; j++)
+            q.axes[j]++;
+        q.axes[q.nidx++] = 0;
+        memmove(q.slice_sizes + 1, q.slice_sizes, sizeof(int) * (size_t)a_nd);
+        q.slice_sizes[0] = 1;
+        r = mc_gb_hold(&s, s.failed ? NULL : mc_node_new(fn, MC_PRIM_GATHER, args, n + 1, &q, sizeof q));
+        /* (B, I..., 1, block...): the batch's block of 1 dropped */
+        r = mc_gb_reshape(&s, r, node->ndim + 1, oshape);
+    }
+    *out = mc_gb_finish_ref(&s, r);
+    *out_axis = 0;
+    return *out ? 0 : 1;
+}
+
 const mc_prim_info mc_prim_gather = {
     .name = "Gather",
     .arity = MC_ARITY_ANY,
@@ -200,5 +258,5 @@ const mc_prim_info mc_prim_gather = {
     .eval = gather_eval,
     .vjp = gather_vjp,
     .jvp = gather_jvp,
-    .vmap = mc_vmap_by_element,
+    .vmap = gather_vmap,
 };

@@ -559,50 +559,72 @@ static int pad_vjp(mc_array **vjps, mc_array *node, mc_array *cot, const int *ar
 
 /* ---- vmap ---- */
 
-/* Every input with the batch first (an unbatched one broadcast to it), and
- * node's primitive on them with params q. */
-static int all_front_with(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
-                          const void *q, size_t q_size, const char *fn)
-{
-    int n = node->n_inputs, b = mc_vmap_size(in, axes, n), rc = 1, k = 0;
-    mc_array **args = mc_xcalloc((size_t)n, sizeof *args);
-    if (!args)
-        return mc_error_oom(fn, (size_t)n * sizeof *args);
-    for (; k < n; k++)
-        if (!(args[k] = mc_vmap_front(in[k], axes[k], b, fn)))
-            goto done;
-    *out = mc_node_new(fn, node->prim, args, n, q, q_size);
-    *out_axis = 0;
-    rc = *out ? 0 : 1;
-done:
-    while (k > 0)
-        mc_array_release(args[--k]);
-    mc_xfree(args);
-    return rc;
-}
-
 static int concat_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
                        const char *fn)
 {
     mc_concat_params q;
     mc_vmap_params(&q, sizeof q, node);
     q.axis++;
-    return all_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+    return mc_vmap_all_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+}
+
+/* take of batched a at batched indices as one take_along_axis: a (B, A)
+ * gets size-1 axes after its taken axis for the index's other axes, the
+ * indices (B, I) size-1 axes for a's other axes, so the two broadcast to
+ * (B, A[:axis], I, A[axis+1:]). A 0-d index counts as one of shape (1). */
+static int take_both_batched(mc_array **out, mc_array *node, mc_array *const *in, const int *axes, int axis,
+                             const char *fn)
+{
+    const mc_array *a0 = node->inputs[0], *i0 = node->inputs[1];
+    int b = mc_vmap_size(in, axes, 2), k = i0->ndim ? i0->ndim : 1, nd = 1 + a0->ndim + k - 1;
+    if (mc_vmap_check_ndim(nd - 1, fn))
+        return 1;
+    int ashape[MC_MAX_NDIM], ishape[MC_MAX_NDIM], oshape[MC_MAX_NDIM], na = 0, ni = 0;
+    ashape[na++] = ishape[ni++] = b;
+    for (int d = 0; d < a0->ndim; d++) {
+        if (d != axis) {
+            ashape[na++] = a0->shape[d];
+            ishape[ni++] = 1;
+            continue;
+        }
+        ashape[na++] = a0->shape[d];
+        for (int e = 1; e < k; e++)
+            ashape[na++] = 1;
+        for (int e = 0; e < k; e++)
+            ishape[ni++] = i0->ndim ? i0->shape[e] : 1;
+    }
+    oshape[0] = b;
+    memcpy(oshape + 1, node->shape, sizeof(int) * (size_t)node->ndim);
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *a = mc_gb_reshape(&s, mc_gb_vmap_front(&s, in[0], axes[0], b), nd, ashape);
+    mc_array *idx = mc_gb_reshape(&s, mc_gb_vmap_front(&s, in[1], axes[1], b), nd, ishape);
+    mc_array *r = mc_gb_gather_axis(&s, a, idx, axis + 1, 1);
+    *out = mc_gb_finish_ref(&s, mc_gb_reshape(&s, r, node->ndim + 1, oshape));
+    return *out ? 0 : 1;
 }
 
 /* take_along_axis, and take of batched arrays at unbatched indices, shift
- * the axis past the batch; take at batched indices goes element by
- * element. */
+ * the axis past the batch. take of an unbatched array at batched indices
+ * is the same take (the batch is one more index axis, where the indices'
+ * axes land); take with both batched reads through take_along_axis. */
 static int gather_axis_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
                             const char *fn)
 {
     mc_gather_axis_params q;
     mc_vmap_params(&q, sizeof q, node);
-    if (!q.along && axes[1] >= 0)
-        return mc_vmap_by_element(out, out_axis, node, in, axes, fn);
+    if (!q.along && axes[1] >= 0) {
+        if (axes[0] >= 0) {
+            *out_axis = 0;
+            return take_both_batched(out, node, in, axes, q.axis, fn);
+        }
+        *out = mc_node_new(fn, node->prim, in, 2, &q, sizeof q);
+        *out_axis = q.axis + axes[1];
+        return *out ? 0 : 1;
+    }
     q.axis++;
     if (q.along)
-        return all_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+        return mc_vmap_all_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
     mc_array *a = mc_vmap_front(in[0], axes[0], 1, fn);
     if (!a)
         return 1;
@@ -620,7 +642,7 @@ static int slice_update_vmap(mc_array **out, int *out_axis, mc_array *node, mc_a
     mc_vmap_params(&q, sizeof q, node);
     if (mc_slice_params_prepend_batch(&q, mc_vmap_size(in, axes, 2), fn))
         return 1;
-    return all_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+    return mc_vmap_all_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
 }
 
 /* MLX's Pad::vmap is not written yet ("Pad vmap is NYI."), but MLX's fft

@@ -216,6 +216,18 @@ static mc_array *scatter_axis_jvp(mc_array *node, mc_array *const *tans, const i
     return mc_gb_finish_ref(&s, mc_gb_like(&s, node, t, 3));
 }
 
+/* MLX's ScatterAxis::vmap: every input's batch first (an unbatched one
+ * broadcast to the batch, where MLX's op broadcasts a size-1 axis), the
+ * axis shifted past it. */
+static int scatter_axis_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                             const char *fn)
+{
+    mc_scatter_axis_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    q.axis++;
+    return mc_vmap_all_front_with(out, out_axis, node, in, axes, &q, sizeof q, fn);
+}
+
 const mc_prim_info mc_prim_scatter_axis = {
     .name = "ScatterAxis",
     .arity = 3,
@@ -223,7 +235,7 @@ const mc_prim_info mc_prim_scatter_axis = {
     .eval = scatter_axis_eval,
     .vjp = scatter_axis_vjp,
     .jvp = scatter_axis_jvp,
-    .vmap = mc_vmap_by_element,
+    .vmap = scatter_axis_vmap,
 };
 
 /* ==== Scatter (MLX's general scatter: mlx_scatter and its reductions) ==== */
@@ -484,6 +496,47 @@ static mc_array *scatter_jvp(mc_array *node, mc_array *const *tans, const int *a
     return mc_gb_finish_ref(&s, mc_gb_scatter(&s, t[0], node->inputs + 1, p->nidx, p->axes, t[1], p->reduce));
 }
 
+/* ---- vmap (MLX's Scatter::vmap) ---- */
+
+/* Every input gets its batch first (an unbatched one broadcast to the
+ * batch); one more index array, the batch element's own number, sends
+ * each element's updates into its own slice of a, and the updates get a
+ * block of 1 on that new axis. The batch keeps each element's updates in
+ * their order, so repeated indices resolve as they did element by
+ * element. */
+static int scatter_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                        const char *fn)
+{
+    mc_scatter_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    int n = node->n_inputs, last = n - 1, b = mc_vmap_size(in, axes, n);
+    const mc_array *upd0 = node->inputs[last];
+    int ind = q.nidx ? node->inputs[1]->ndim : 0, ishape[MC_MAX_NDIM], ushape[MC_MAX_NDIM];
+    if (mc_vmap_check_ndim(upd0->ndim + 1, fn))
+        return 1;
+    mlx_dtype dt = mc_vmap_index_dtype(q.nidx ? node->inputs[1]->dtype : MLX_INT32);
+    ishape[0] = ushape[0] = b;
+    memcpy(ishape + 1, upd0->shape, sizeof(int) * (size_t)ind);
+    memcpy(ushape + 1, upd0->shape, sizeof(int) * (size_t)ind);
+    ushape[1 + ind] = 1;
+    memcpy(ushape + 2 + ind, upd0->shape + ind, sizeof(int) * (size_t)(upd0->ndim - ind));
+    mc_array *args[3 + MC_MAX_NDIM];
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    args[0] = mc_gb_vmap_front(&s, in[0], axes[0], b);
+    for (int j = 1; j < last; j++)
+        args[j] = mc_gb_astype(&s, mc_gb_vmap_front(&s, in[j], axes[j], b), dt);
+    args[last] = mc_gb_vmap_batch_index(&s, ind + 1, ishape, dt);
+    args[n] = mc_gb_reshape(&s, mc_gb_vmap_front(&s, in[last], axes[last], b), upd0->ndim + 2, ushape);
+    for (int j = 0; j < q.nidx; j++)
+        q.axes[j]++;
+    q.axes[q.nidx++] = 0;
+    mc_array *r = mc_gb_hold(&s, s.failed ? NULL : mc_node_new(fn, MC_PRIM_SCATTER, args, n + 1, &q, sizeof q));
+    *out = mc_gb_finish_ref(&s, r);
+    *out_axis = 0;
+    return *out ? 0 : 1;
+}
+
 const mc_prim_info mc_prim_scatter = {
     .name = "Scatter",
     .arity = MC_ARITY_ANY,
@@ -491,5 +544,5 @@ const mc_prim_info mc_prim_scatter = {
     .eval = scatter_eval,
     .vjp = scatter_vjp,
     .jvp = scatter_jvp,
-    .vmap = mc_vmap_by_element,
+    .vmap = scatter_vmap,
 };

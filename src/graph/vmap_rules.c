@@ -231,3 +231,39 @@ int mc_vmap_front_with(mc_array **out, int *out_axis, mc_array *node, mc_array *
     *out_axis = 0;
     return *out ? 0 : 1;
 }
+
+mc_array *mc_gb_vmap_front(mc_gb *s, mc_array *in, int axis, int b)
+{
+    return s->failed || !in ? NULL : mc_gb_hold(s, mc_vmap_front(in, axis, b, s->fn));
+}
+
+mlx_dtype mc_vmap_index_dtype(mlx_dtype idx)
+{
+    return mc_dtype_size(idx) < 4 ? MLX_INT32 : idx;
+}
+
+mc_array *mc_gb_vmap_batch_index(mc_gb *s, int ndim, const int *shape, mlx_dtype dtype)
+{
+    mc_array *iota = mc_gb_astype(s, mc_gb_iota(s, shape[0], 0, ndim), dtype);
+    return mc_gb_broadcast(s, iota, ndim, shape);
+}
+
+int mc_vmap_all_front_with(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                           const void *params, size_t params_size, const char *fn)
+{
+    int n = node->n_inputs, b = mc_vmap_size(in, axes, n), rc = 1, k = 0;
+    mc_array **args = mc_xcalloc((size_t)n, sizeof *args);
+    if (!args)
+        return mc_error_oom(fn, (size_t)n * sizeof *args);
+    for (; k < n; k++)
+        if (!(args[k] = mc_vmap_front(in[k], axes[k], b, fn)))
+            goto done;
+    *out = mc_node_new(fn, node->prim, args, n, params, params_size);
+    *out_axis = 0;
+    rc = *out ? 0 : 1;
+done:
+    while (k > 0)
+        mc_array_release(args[--k]);
+    mc_xfree(args);
+    return rc;
+}

@@ -29,6 +29,20 @@ int mc_vmap_check_ndim(int ndim, const char *fn);
  * past what the node stored), to be changed and built again. */
 void mc_vmap_params(void *dst, size_t size, const mc_array *node);
 
+/* ---- pieces of rules, built in a scope (graph/build.h) ---- */
+
+struct mc_gb;
+/* mc_vmap_front, held by the scope. */
+mc_array *mc_gb_vmap_front(struct mc_gb *s, mc_array *in, int axis, int b);
+/* The dtype batched index arrays are given: idx's own, or int32 when idx's
+ * is too narrow to count a batch of any size. */
+mlx_dtype mc_vmap_index_dtype(mlx_dtype idx);
+/* The index of the batch element: 0..b-1 along axis 0 of an ndim-d array
+ * of shape (b, ...shape[1..]) in dtype, every other axis broadcast. A
+ * gather or scatter given it as one more index array on the batch axis
+ * reads (writes) each element's own slice: MLX's batching of indices. */
+mc_array *mc_gb_vmap_batch_index(struct mc_gb *s, int ndim, const int *shape, mlx_dtype dtype);
+
 /* ---- rules ---- */
 
 /* Where MLX has no vmap for the primitive: reports MLX's
@@ -68,5 +82,11 @@ int mc_vmap_by_element(mc_array **out, int *out_axis, mc_array *node, mc_array *
  * past the new axis 0); out axis 0. For one-input primitives. */
 int mc_vmap_front_with(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
                        const void *params, size_t params_size, const char *fn);
+
+/* Every input with its batch first (an unbatched one broadcast to the
+ * batch), and node's primitive on them with params (node's, changed by
+ * the caller for the new axis 0); out axis 0. */
+int mc_vmap_all_front_with(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                           const void *params, size_t params_size, const char *fn);
 
 #endif
