@@ -303,6 +303,50 @@ static mc_array *norm_jvp(mc_array *node, mc_array *const *tans, const int *argn
     return mc_gb_finish_ref(&s, r);
 }
 
+/* The norms act on the last axis, each row alone: with x's batch first it
+ * is more rows (an unbatched x is broadcast to a batched weight or bias).
+ * A batched weight or bias cannot be one vector for every row: the norm
+ * runs without them (weight 1, bias 0) and they are applied after,
+ * broadcast over each batch element's rows. */
+static int norm_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                     const char *fn)
+{
+    int n = node->n_inputs, b = mc_vmap_size(in, axes, n), nd = node->ndim + 1;
+    bool affine_batched = axes[1] >= 0 || (n == 3 && axes[2] >= 0);
+    if (mc_vmap_check_ndim(node->ndim, fn))
+        return 1;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *args[3] = {mc_gb_vmap_front(&s, in[0], axes[0], b), in[1], n == 3 ? in[2] : NULL};
+    if (!affine_batched) {
+        *out = mc_gb_finish_ref(&s, mc_gb_like(&s, node, args, n));
+        *out_axis = 0;
+        return *out ? 0 : 1;
+    }
+    args[1] = mc_gb_scalar(&s, 1.0, node->dtype);
+    if (n == 3)
+        args[2] = mc_gb_scalar(&s, 0.0, node->dtype);
+    mc_array *y = mc_gb_like(&s, node, args, n);
+    for (int i = 1; i < n; i++) {
+        mc_array *t = in[i];
+        if (node->inputs[i]->ndim == 0 && axes[i] < 0)
+            continue; /* absent: 1 or 0 */
+        if (axes[i] >= 0) {
+            /* (B, D) or (B,) for a 0-d one, as (B, 1, ..., D or 1) */
+            int shape[MC_MAX_NDIM];
+            shape[0] = b;
+            for (int d = 1; d < nd - 1; d++)
+                shape[d] = 1;
+            shape[nd - 1] = node->inputs[i]->ndim ? node->inputs[i]->shape[0] : 1;
+            t = mc_gb_reshape(&s, mc_gb_vmap_front(&s, t, axes[i], b), nd, shape);
+        }
+        y = mc_gb_op(&s, i == 1 ? MC_B_MULTIPLY : MC_B_ADD, y, t);
+    }
+    *out = mc_gb_finish_ref(&s, y);
+    *out_axis = 0;
+    return *out ? 0 : 1;
+}
+
 const mc_prim_info mc_prim_rms_norm = {
     .name = "RMSNorm",
     .arity = 2,
@@ -310,7 +354,7 @@ const mc_prim_info mc_prim_rms_norm = {
     .eval = rms_norm_eval,
     .vjp = rms_norm_vjp,
     .jvp = norm_jvp,
-    .vmap = mc_vmap_by_element,
+    .vmap = norm_vmap,
 };
 
 const mc_prim_info mc_prim_layer_norm = {
@@ -320,7 +364,7 @@ const mc_prim_info mc_prim_layer_norm = {
     .eval = layer_norm_eval,
     .vjp = layer_norm_vjp,
     .jvp = norm_jvp,
-    .vmap = mc_vmap_by_element,
+    .vmap = norm_vmap,
 };
 
 /* ---- RoPE ---- */
@@ -462,6 +506,48 @@ static mc_array *rope_jvp(mc_array *node, mc_array *const *tans, const int *argn
     return mc_gb_finish_ref(&s, rope_like(&s, node, mc_gb_astype(&s, tans[0], node->dtype), false));
 }
 
+/* RoPE maps over every axis but the last two; offset holds one position
+ * or one per entry of x's axis 0. With the offset unbatched the batch goes
+ * to axis 1 of x, among the mapped axes and behind the axis the offset
+ * indexes. A batched offset goes first with x's batch, folded into x's
+ * axis 0 when it has one per entry of it. Batched frequencies: element by
+ * element. */
+static int rope_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                     const char *fn)
+{
+    int n = node->n_inputs, b = mc_vmap_size(in, axes, n), nd = node->ndim + 1;
+    if (n == 3 && axes[2] >= 0)
+        return mc_vmap_by_element(out, out_axis, node, in, axes, fn);
+    if (mc_vmap_check_ndim(node->ndim, fn))
+        return 1;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *args[3] = {NULL, in[1], n == 3 ? in[2] : NULL};
+    if (axes[1] < 0) {
+        args[0] = in[0];
+        if (axes[0] != 1)
+            args[0] = mc_gb_hold(&s, mc_node_moveaxis(in[0], axes[0], 1, fn));
+        *out = mc_gb_finish_ref(&s, mc_gb_like(&s, node, args, n));
+        *out_axis = 1;
+        return *out ? 0 : 1;
+    }
+    int shape[MC_MAX_NDIM], one = node->inputs[1]->size == 1, n0 = node->shape[0];
+    mc_array *x = mc_gb_vmap_front(&s, in[0], axes[0], b);
+    args[1] = mc_gb_reshape(&s, mc_gb_vmap_front(&s, in[1], axes[1], b), 1, (const int[]){one ? b : b * n0});
+    if (!one) {
+        shape[0] = b * n0;
+        memcpy(shape + 1, node->shape + 1, sizeof(int) * (size_t)(node->ndim - 1));
+        x = mc_gb_reshape(&s, x, node->ndim, shape);
+    }
+    args[0] = x;
+    mc_array *r = mc_gb_like(&s, node, args, n);
+    shape[0] = b;
+    memcpy(shape + 1, node->shape, sizeof(int) * (size_t)node->ndim);
+    *out = mc_gb_finish_ref(&s, mc_gb_reshape(&s, r, nd, shape));
+    *out_axis = 0;
+    return *out ? 0 : 1;
+}
+
 const mc_prim_info mc_prim_rope = {
     .name = "RoPE",
     .arity = MC_ARITY_ANY,
@@ -469,7 +555,7 @@ const mc_prim_info mc_prim_rope = {
     .eval = rope_eval,
     .vjp = rope_vjp,
     .jvp = rope_jvp,
-    .vmap = mc_vmap_by_element,
+    .vmap = rope_vmap,
 };
 
 /* ---- ScaledDotProductAttention ---- */
@@ -706,6 +792,35 @@ static mc_array *sdpa_jvp(mc_array *node, mc_array *const *tans, const int *argn
     return mc_gb_finish_ref(&s, r);
 }
 
+/* Attention maps over axis 0 of q, k, v and the mask, each batch entry
+ * alone: the vmap batch is folded into that axis (an unbatched operand
+ * broadcast to it), one attention over B * axis-0 entries. Batched sinks
+ * (one value per head for the whole batch) go element by element. */
+static int sdpa_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                     const char *fn)
+{
+    const mc_sdpa_params *p = node->params;
+    int n = node->n_inputs, b = mc_vmap_size(in, axes, n), folded = 3 + p->has_mask;
+    if (p->has_sinks && axes[n - 1] >= 0)
+        return mc_vmap_by_element(out, out_axis, node, in, axes, fn);
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *args[5];
+    for (int i = 0; i < n; i++) {
+        args[i] = in[i];
+        if (i >= folded)
+            continue;
+        const mc_array *t = node->inputs[i];
+        int shape[4] = {b * t->shape[0], t->shape[1], t->shape[2], t->shape[3]};
+        args[i] = mc_gb_reshape(&s, mc_gb_vmap_front(&s, in[i], axes[i], b), 4, shape);
+    }
+    mc_array *r = mc_gb_like(&s, node, args, n);
+    int oshape[5] = {b, node->shape[0], node->shape[1], node->shape[2], node->shape[3]};
+    *out = mc_gb_finish_ref(&s, mc_gb_reshape(&s, r, 5, oshape));
+    *out_axis = 0;
+    return *out ? 0 : 1;
+}
+
 const mc_prim_info mc_prim_sdpa = {
     .name = "ScaledDotProductAttention",
     .arity = MC_ARITY_ANY,
@@ -713,5 +828,5 @@ const mc_prim_info mc_prim_sdpa = {
     .eval = sdpa_eval,
     .vjp = sdpa_vjp,
     .jvp = sdpa_jvp,
-    .vmap = mc_vmap_by_element,
+    .vmap = sdpa_vmap,
 };

@@ -476,6 +476,59 @@ static int matmul_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *
     return *out ? 0 : 1;
 }
 
+/* As Matmul's, with c (which broadcasts to the node's output) broadcast to
+ * the batched output and given the batched product's shape, which differs
+ * from it only by size-1 axes. */
+static int addmm_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                      const char *fn)
+{
+    const mc_array *a = node->inputs[0], *b = node->inputs[1];
+    int na = a->ndim > 2 ? a->ndim - 2 : 0, nb = b->ndim > 2 ? b->ndim - 2 : 0;
+    int nbatch = na > nb ? na : nb, bsz = mc_vmap_size(in, axes, 3);
+    if (mc_vmap_check_ndim(node->ndim, fn))
+        return 1;
+    int tshape[MC_MAX_NDIM], pshape[MC_MAX_NDIM], pnd = 0;
+    tshape[0] = bsz;
+    memcpy(tshape + 1, node->shape, sizeof(int) * (size_t)node->ndim);
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *args[3], *a_in = in[0];
+    int a_ax = axes[0];
+    if (axes[0] < 0 && axes[1] < 0) {
+        /* only c batched: the product is too, through a */
+        a_in = mc_gb_vmap_front(&s, in[0], -1, bsz);
+        a_ax = 0;
+    }
+    args[0] = s.failed ? NULL : mc_gb_hold(&s, matmul_operand(a_in, a_ax, a, true, nbatch, fn));
+    args[1] = s.failed ? NULL : mc_gb_hold(&s, matmul_operand(in[1], axes[1], b, false, nbatch, fn));
+    if (!s.failed) {
+        mc_array *x = args[0], *y = args[1];
+        int nx = x->ndim > 2 ? x->ndim - 2 : 0, ny = y->ndim > 2 ? y->ndim - 2 : 0;
+        if (mc_broadcast_shapes(nx, x->shape, ny, y->shape, &pnd, pshape, fn))
+            s.failed = true;
+        if (x->ndim >= 2)
+            pshape[pnd++] = x->shape[x->ndim - 2];
+        if (y->ndim >= 2)
+            pshape[pnd++] = y->shape[y->ndim - 1];
+    }
+    /* c padded to the output's rank, its batch first, then broadcast */
+    mc_array *c = in[2];
+    if (!s.failed && axes[2] >= 0) {
+        int cshape[MC_MAX_NDIM], pad = node->ndim - node->inputs[2]->ndim;
+        cshape[0] = bsz;
+        for (int d = 0; d < pad; d++)
+            cshape[1 + d] = 1;
+        memcpy(cshape + 1 + pad, node->inputs[2]->shape, sizeof(int) * (size_t)node->inputs[2]->ndim);
+        c = mc_gb_reshape(&s, mc_gb_vmap_front(&s, c, axes[2], bsz), node->ndim + 1, cshape);
+    }
+    c = mc_gb_broadcast(&s, c, node->ndim + 1, tshape);
+    args[2] = mc_gb_reshape(&s, c, pnd, pshape);
+    mc_array *r = mc_gb_like(&s, node, args, 3);
+    *out = mc_gb_finish_ref(&s, mc_gb_reshape(&s, r, node->ndim + 1, tshape));
+    *out_axis = 0;
+    return *out ? 0 : 1;
+}
+
 const mc_prim_info mc_prim_matmul = {
     .name = "Matmul",
     .arity = 2,
@@ -493,5 +546,5 @@ const mc_prim_info mc_prim_addmm = {
     .eval = addmm_eval,
     .vjp = addmm_vjp,
     .jvp = addmm_jvp,
-    .vmap = mc_vmap_by_element,
+    .vmap = addmm_vmap,
 };

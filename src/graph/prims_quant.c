@@ -176,6 +176,32 @@ done:
     return rc;
 }
 
+/* ---- vmap ---- */
+
+/* Quantize and Dequantize act on groups of the last axis, each row alone:
+ * with the batch first on w, its scales and biases (an unbatched one
+ * broadcast to the batch) the batch is more rows, one node. nvfp4's global
+ * scale is one value for every row: a batched one goes element by
+ * element. */
+static int quant_rows_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                           const char *fn)
+{
+    const mc_quant_params *p = node->params;
+    int n = node->n_inputs, b = mc_vmap_size(in, axes, n);
+    int rows = node->prim == MC_PRIM_QUANTIZE ? 1 : p->mode == MC_QMODE_AFFINE ? 3 : 2;
+    for (int i = rows; i < n; i++)
+        if (axes[i] >= 0)
+            return mc_vmap_by_element(out, out_axis, node, in, axes, fn);
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *args[3];
+    for (int i = 0; i < n && i < 3; i++)
+        args[i] = i < rows ? mc_gb_vmap_front(&s, in[i], axes[i], b) : in[i];
+    *out = mc_gb_finish_ref(&s, mc_gb_like(&s, node, args, n));
+    *out_axis = 0;
+    return *out ? 0 : 1;
+}
+
 const mc_prim_info mc_prim_quantize = {
     .name = "Quantize",
     .arity = MC_ARITY_ANY,
@@ -184,7 +210,7 @@ const mc_prim_info mc_prim_quantize = {
     .vjp = mc_vjp_none,
     .jvp = mc_jvp_none,
     .name_of = quantize_name,
-    .vmap = mc_vmap_by_element,
+    .vmap = quant_rows_vmap,
 };
 
 /* ---- Dequantize ---- */
@@ -400,7 +426,7 @@ const mc_prim_info mc_prim_dequantize = {
     .eval = dequantize_eval,
     .vjp = dequantize_vjp,
     .jvp = dequantize_jvp,
-    .vmap = mc_vmap_by_element,
+    .vmap = quant_rows_vmap,
 };
 
 /* ---- QuantizedMatmul ---- */
