@@ -172,6 +172,7 @@ UNARY(view, mlx_view(o, x[0], MLX_INT32, s))
 UNARY(to_fp8, mlx_to_fp8(o, x[0], s))
 UNARY(hadamard, mlx_hadamard_transform(o, x[0], (mlx_optional_float){0.5f, true}, s))
 UNARY(conv1d, mlx_conv1d(o, x[0], x[1], 1, 1, 1, 1, s))
+UNARY(conv1d_groups, mlx_conv1d(o, x[0], x[1], 1, 0, 1, 2, s))
 UNARY(random_bits, mlx_random_bits(o, (const int[]){2, 2}, 2, 4, x[0], s))
 UNARY(random_normal, mlx_random_normal(o, (const int[]){4}, 1, MLX_FLOAT32, 0.0f, 1.0f, x[0], s))
 UNARY(random_permutation, mlx_random_permutation(o, x[0], 0, x[1], s))
@@ -550,6 +551,18 @@ static const vcase cases[] = {
     {"lu_factor", f_lu_factor, R1(2, 4, 4), {IN_F}, -1, 1, 0, MC_PRIM_LUF, NYI_VMAP "LUF.", 0},
     {"solve", f_solve, 2, {2, 2}, {{4, 4}, {4, 2}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_SOLVE, NYI_VMAP "LUF.", 0},
     {"conv1d", f_conv1d, 2, {3, 3}, {{2, 5, 4}, {2, 3, 4}}, {IN_F, IN_F}, -1, 1, 0, MC_PRIM_CONVOLUTION, NULL, 0},
+    {"conv1d_groups",
+     f_conv1d_groups,
+     2,
+     {3, 3},
+     {{1, 5, 4}, {4, 3, 2}},
+     {IN_F, IN_F},
+     -1,
+     1,
+     0,
+     MC_PRIM_CONVOLUTION,
+     NULL,
+     0},
     {"view", f_view, R1(2, 2, 4), {IN_F}, -1, 1, 0, MC_PRIM_VIEW, NULL, 0},
     {"to_fp8", f_to_fp8, R1(1, 4), {IN_F}, -1, 1, 0, MC_PRIM_CONVERT_FP8, NYI_VMAP "ToFP8.", 0},
     {"hadamard", f_hadamard, R1(2, 2, 4), {IN_F}, -1, 1, 0, MC_PRIM_HADAMARD, NULL, 0},
@@ -735,7 +748,7 @@ static bool one_node(int prim)
         MC_PRIM_GATHER_AXIS,
         MC_PRIM_SCATTER,
         MC_PRIM_SCATTER_AXIS, MC_PRIM_ADDMM, MC_PRIM_RMS_NORM, MC_PRIM_LAYER_NORM, MC_PRIM_ROPE,
-        MC_PRIM_SDPA, MC_PRIM_QUANTIZE, MC_PRIM_DEQUANTIZE,
+        MC_PRIM_SDPA, MC_PRIM_QUANTIZE, MC_PRIM_DEQUANTIZE, MC_PRIM_CONVOLUTION,
     };
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
         if (ids[i] == prim)
@@ -881,6 +894,9 @@ static void test_batched_indices_and_operands_each_alone(void **state)
         {"rope_offset", {3, 0}, 2},              {"rope_offsets", {-1, 1}, 0},
         {"rope_offsets", {2, 0}, 1},             {"rope", {3}, -1},
         {"quantize", {2}, 0},                    {"dequantize", {1}, 1},
+        {"conv1d", {2, -1}, 1},                  {"conv1d", {-1, 3}, -1},
+        {"conv1d", {1, 2}, 0},                   {"conv1d_groups", {-1, 3}, 0},
+        {"conv1d_groups", {3, 1}, 2},
     };
     bool seen[MC_PRIM_COUNT] = {0};
     for (size_t m = 0; m < sizeof mixes / sizeof mixes[0]; m++) {

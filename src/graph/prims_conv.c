@@ -495,6 +495,65 @@ static mc_array *conv_jvp(mc_array *node, mc_array *const *tans, const int *argn
     return mc_gb_finish_ref(&s, r);
 }
 
+/* ---- vmap (MLX's Convolution::vmap) ---- */
+
+/* a (batch first, b of it) with axes [0, 2) merged, or with its batch
+ * moved to just before the channels and merged with them (to_channels). */
+static mc_array *fold_batch(mc_gb *s, mc_array *a, int b, bool to_channels)
+{
+    if (s->failed)
+        return NULL;
+    int shape[MC_MAX_NDIM], nd = a->ndim - 1;
+    if (to_channels) {
+        a = mc_gb_hold(s, mc_node_moveaxis(a, 0, a->ndim - 2, s->fn));
+        memcpy(shape, a->shape, sizeof(int) * (size_t)(nd - 1));
+        shape[nd - 1] = b * a->shape[a->ndim - 1];
+    } else {
+        shape[0] = b * a->shape[1];
+        memcpy(shape + 1, a->shape + 2, sizeof(int) * (size_t)(nd - 1));
+    }
+    return mc_gb_reshape(s, a, nd, shape);
+}
+
+/* A batched input alone is more of the conv's own batch (axis 0). A
+ * batched weight is B times the output channels: with a batched input too
+ * (or groups, whose channel order a plain fold would mix) the input's
+ * channels become B groups of its own, a grouped convolution of groups *
+ * B, as MLX's; the output's channels unfold to (B, O). */
+static int conv_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
+                     const char *fn)
+{
+    mc_conv_params q;
+    mc_vmap_params(&q, sizeof q, node);
+    int b = mc_vmap_size(in, axes, 2), nd = node->ndim, shape[MC_MAX_NDIM];
+    if (mc_vmap_check_ndim(nd, fn))
+        return 1;
+    mc_gb s;
+    mc_gb_begin(&s, fn);
+    mc_array *args[2], *r;
+    if (axes[1] < 0) {
+        args[0] = fold_batch(&s, mc_gb_vmap_front(&s, in[0], axes[0], b), b, false);
+        args[1] = in[1];
+        r = mc_gb_like(&s, node, args, 2);
+        shape[0] = b;
+        memcpy(shape + 1, node->shape, sizeof(int) * (size_t)nd);
+        *out_axis = 0;
+    } else {
+        bool plain = axes[0] < 0 && q.groups == 1;
+        args[0] = plain ? in[0] : fold_batch(&s, mc_gb_vmap_front(&s, in[0], axes[0], b), b, true);
+        args[1] = fold_batch(&s, mc_gb_vmap_front(&s, in[1], axes[1], b), b, false);
+        if (!plain)
+            q.groups *= b;
+        r = mc_gb_hold(&s, s.failed ? NULL : mc_node_new(fn, MC_PRIM_CONVOLUTION, args, 2, &q, sizeof q));
+        memcpy(shape, node->shape, sizeof(int) * (size_t)(nd - 1));
+        shape[nd - 1] = b;
+        shape[nd] = node->shape[nd - 1];
+        *out_axis = nd - 1;
+    }
+    *out = mc_gb_finish_ref(&s, mc_gb_reshape(&s, r, nd + 1, shape));
+    return *out ? 0 : 1;
+}
+
 const mc_prim_info mc_prim_convolution = {
     .name = "Convolution",
     .arity = 2,
@@ -502,5 +561,5 @@ const mc_prim_info mc_prim_convolution = {
     .eval = conv_eval,
     .vjp = conv_vjp,
     .jvp = conv_jvp,
-    .vmap = mc_vmap_by_element,
+    .vmap = conv_vmap,
 };
