@@ -749,6 +749,7 @@ static bool one_node(int prim)
         MC_PRIM_SCATTER,
         MC_PRIM_SCATTER_AXIS, MC_PRIM_ADDMM, MC_PRIM_RMS_NORM, MC_PRIM_LAYER_NORM, MC_PRIM_ROPE,
         MC_PRIM_SDPA, MC_PRIM_QUANTIZE, MC_PRIM_DEQUANTIZE, MC_PRIM_CONVOLUTION,
+        MC_PRIM_FUSED,
     };
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
         if (ids[i] == prim)
@@ -896,7 +897,8 @@ static void test_batched_indices_and_operands_each_alone(void **state)
         {"quantize", {2}, 0},                    {"dequantize", {1}, 1},
         {"conv1d", {2, -1}, 1},                  {"conv1d", {-1, 3}, -1},
         {"conv1d", {1, 2}, 0},                   {"conv1d_groups", {-1, 3}, 0},
-        {"conv1d_groups", {3, 1}, 2},
+        {"conv1d_groups", {3, 1}, 2},            {"compiled_chain", {-1, 0}, 0},
+        {"compiled_chain", {2, 1}, 1},
     };
     bool seen[MC_PRIM_COUNT] = {0};
     for (size_t m = 0; m < sizeof mixes / sizeof mixes[0]; m++) {

@@ -484,5 +484,6 @@ const mc_prim_info mc_prim_fused = {
     .vjp = fused_vjp,
     .jvp = fused_jvp,
     .name_of = fused_name,
-    .vmap = mc_vmap_by_element,
+    /* elementwise over broadcast inputs, as Binary */
+    .vmap = mc_vmap_elementwise,
 };

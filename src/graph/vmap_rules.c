@@ -97,8 +97,9 @@ int mc_vmap_elementwise(mc_array **out, int *out_axis, mc_array *node, mc_array 
      * own after the padding (axis -1 lands there), so every input can be
      * moved the same way. */
     int to = ndim - in[0]->ndim + axes[0];
-    mc_array *args[8] = {0};
-    if (n > 8)
+    /* Binary, Select, and compile's fused nodes (up to 24 inputs) */
+    mc_array *args[32] = {0};
+    if (n > 32)
         return mc_error("[%s] Internal: an elementwise vmap of %d inputs.", fn, n);
     int rc = 1;
     for (int i = 0; i < n; i++) {

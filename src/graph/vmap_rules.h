@@ -56,7 +56,7 @@ int mc_vmap_same_axis(mc_array **out, int *out_axis, mc_array *node, mc_array *c
                       const char *fn);
 
 /* A primitive whose inputs broadcast together elementwise (Binary,
- * Select): as MLX's vmap_binary_op, every input is given the same rank,
+ * Select, compile's fused nodes): as MLX's vmap_binary_op, every input is given the same rank,
  * the batched ones their batch on one axis, the unbatched a size-1 axis
  * there; then the primitive broadcasts them. */
 int mc_vmap_elementwise(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
