@@ -316,6 +316,24 @@ def distributed_section(r, w, info):
     w("")
 
 
+def vmap_section(r, w):
+    w("## vmap")
+    w("")
+    w("vmap over a batch of 64 (trace, replace, evaluate per call) against "
+      "the loop the per-element rule built before (the function on each "
+      "element, stacked), float32, `bench/bench_vmap.c`; ratio = loop / "
+      "vmap.")
+    w("")
+    w(HEAD)
+    for label, name in (
+            ("take of a (8000, 256) table at (64, 128) ids", "vmap_take_b64"),
+            ("rms_norm of (64, 32, 512), weight unbatched", "vmap_rms_norm_b64"),
+            ("conv1d of (64, 1, 128, 32), (64, 3, 32) kernel", "vmap_conv1d_b64")):
+        w(r.row(label, ("mlx", name, 2), ("loop", name, 2),
+                "per-element loop", None))
+    w("")
+
+
 def build(figs, info, meta):
     r = Report(figs, meta)
     out = []
@@ -611,6 +629,7 @@ def build(figs, info, meta):
       "(Gather's vjp) does. Both run on one thread.")
     w("")
 
+    vmap_section(r, w)
     conv_section(r, w)
     fast_section(r, w, info)
     quant_section(r, w, figs)

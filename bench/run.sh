@@ -5,7 +5,7 @@
 # numbers from another day or machine.
 #
 # Sections: bench_ops, bench_compile, bench_random, bench_linalg,
-# bench_fft, bench_index and bench_grad beside numpy_ref.py and ml_ref.py
+# bench_fft, bench_index, bench_vmap and bench_grad beside numpy_ref.py and ml_ref.py
 # in every round; bench_conv (with conv_ref.py), bench_fast (fast_ref.py),
 # bench_quant (quant_ref.py) and bench_io (io_ref.py), which take longer, in
 # the first BENCH_EXTRA_ROUNDS rounds (MLX's convolutions and attention,
@@ -61,7 +61,8 @@ else
     meson configure "$build" -Dbuildtype=release -Dbench=true >/dev/null
 fi
 targets=(bench/bench_ops bench/bench_compile bench/bench_random bench/bench_grad bench/bench_linalg
-    bench/bench_fft bench/bench_index bench/bench_conv bench/bench_fast bench/bench_quant bench/bench_io)
+    bench/bench_fft bench/bench_index bench/bench_conv bench/bench_fast bench/bench_quant bench/bench_io
+    bench/bench_vmap)
 # bench_distributed exists only in a build with MPI
 if ninja -C "$build" -t targets all 2>/dev/null | grep -q '^bench/bench_distributed:'; then
     targets+=(bench/bench_distributed)
@@ -135,6 +136,7 @@ for r in $(seq 1 "$rounds"); do
     "${noblas[@]}" "$build/bench/bench_fft" > "$results/fft-$r.txt"
     "${noblas[@]}" "$py" "$root/bench/numpy_ref.py" index > "$results/numpy-index-$r.txt"
     "${noblas[@]}" "$build/bench/bench_index" > "$results/index-$r.txt"
+    "${noblas[@]}" "$build/bench/bench_vmap" > "$results/vmap-$r.txt"
     # The training step: each framework, then ours, back to back. An
     # interpreter that is missing altogether counts as the framework missing.
     for fw in jax mlx torch; do
