@@ -157,8 +157,8 @@ typedef struct {
 static void head_qk(gemm_ctx *g, int h)
 {
     size_t hd = (size_t)BL * BD;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, BL, BL, BD, 1.0f, g->a + h * hd, BD, g->b + h * hd, BD, 0.0f,
-                g->s, BL);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, BL, BL, BD, 1.0f, g->a + h * hd, BD, g->b + h * hd, BD,
+                0.0f, g->s, BL);
 }
 
 static void head_pv(gemm_ctx *g, int h)
@@ -176,8 +176,8 @@ static void tiles(const gemm_ctx *g, int h0, int h1, float *S, float *acc)
     for (int h = h0; h < h1; h++)
         for (int i0 = 0; i0 < BL; i0 += TQ)
             for (int j0 = 0; j0 < BL; j0 += TK) {
-                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, TQ, TK, BD, 1.0f, g->a + h * hd + (size_t)i0 * BD,
-                            BD, g->b + h * hd + (size_t)j0 * BD, BD, 0.0f, S, TK);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, TQ, TK, BD, 1.0f,
+                            g->a + h * hd + (size_t)i0 * BD, BD, g->b + h * hd + (size_t)j0 * BD, BD, 0.0f, S, TK);
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, TQ, BD, TK, 1.0f, S, TK,
                             g->b + h * hd + (size_t)j0 * BD, BD, j0 ? 1.0f : 0.0f, acc, BD);
             }
@@ -203,8 +203,8 @@ static int gemm_run(void *arg)
     gemm_ctx *g = arg;
     switch (g->kind) {
     case 0:
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->n, g->n, g->n, 1.0f, g->a, g->n, g->b, g->n, 0.0f,
-                    g->c, g->n);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, g->n, g->n, g->n, 1.0f, g->a, g->n, g->b, g->n,
+                    0.0f, g->c, g->n);
         break;
     case 1: head_qk(g, 0); break;
     case 2: head_pv(g, 0); break;
