@@ -4,8 +4,9 @@
  * The work is one item per (batch, query head, block of BQ queries). An
  * item loads its query rows (times scale) and walks the keys in blocks of
  * BK: scores = Q K^T by BLAS, the mask (array or causal) applied to the
- * tile, the running max / sum updated (simd/fast.h's softmax step), the
- * accumulator rescaled and acc += P V by BLAS; at the end out = acc / sum.
+ * tile, the running max / sum and the accumulator's rows updated in one
+ * pass (simd/fast.h's softmax step) and acc += P V by BLAS; at the end
+ * out = acc / sum.
  * A sink starts a row's state as a key of score `sink` and value 0. Keys
  * that the causal rule hides from every row of a block are skipped, unless
  * some row of the block sees no key at all (MLX then averages every value,
@@ -31,7 +32,11 @@
 
 /* sgemm packs a K or V tile again for every query block that uses it:
  * 256 query rows pay that a quarter as often as 64 did (6% less time at
- * L = 1024, D = 128), and the block's scratch still fits a 1 MiB L2. */
+ * L = 1024, D = 128), and the block's scratch still fits a 1 MiB L2.
+ * Larger tiles do not pay on a 1 MiB L2: OpenBLAS's own products at
+ * L 1024, D 128, 32 heads, one core (CPU time) take 183 ms as 256 x 256
+ * tiles, 188-190 ms as 512 x 256 or 512 x 512, 193 ms as 256 x 1024 and
+ * 210 ms as whole 1024 x 1024 heads (its 4096^3 peak: 178 ms of work). */
 enum { BQ = 256, BK = 256 };
 
 typedef struct sdpa_job {
