@@ -10,6 +10,7 @@
  * isnan) are written as MLX's compositions; fast.h's norms and attention
  * are written as the fallbacks MLX's CPU build runs in their place (MLX's
  * own primitives for them cannot run on its CPU). */
+#include <math.h>
 #include <string.h>
 
 #include "graph/primitive.h"
@@ -124,7 +125,84 @@ static int elementwise(mc_mlxfn_exp *x, const char *name, node_t *n, const uint6
     return 0;
 }
 
+/* id converted to dtype (its meta m updated). */
+static uint64_t to_dtype(mc_mlxfn_exp *x, uint64_t id, mc_meta *m, mlx_dtype dtype)
+{
+    if (m->dtype == dtype)
+        return id;
+    m->dtype = dtype;
+    uint64_t r = mc_mlxfn_begin(x, "AsType", 1, &id);
+    mc_wb_dtype(mc_mlxfn_state(x), dtype);
+    mc_mlxfn_end(x, m);
+    return r;
+}
+
+/* name(a, b), both broadcast to out's shape. */
+static uint64_t binop(mc_mlxfn_exp *x, const char *name, uint64_t a, const mc_meta *ma, uint64_t b,
+                      const mc_meta *mb, const mc_meta *out)
+{
+    uint64_t args[2] = {a, b};
+    mc_meta m[2] = {*ma, *mb};
+    bcast_n(x, args, m, 2, out);
+    return mc_mlxfn_node1(x, name, 2, args, out);
+}
+
+/* a op v, v a scalar of a's dtype; 0 on failure (reported). */
+static uint64_t scalar_op(mc_mlxfn_exp *x, const char *name, uint64_t a, const mc_meta *m, double v)
+{
+    uint64_t k = mc_mlxfn_scalar(x, v, m->dtype);
+    if (!k)
+        return 0;
+    mc_meta m0 = meta_with(m->dtype, 0, NULL);
+    return binop(x, name, a, m, k, &m0, m);
+}
+
 /* ---- elementwise ---- */
+
+/* equal(a, v): v a 0-d constant of a's dtype, broadcast as MLX's equal
+ * does; 0 on failure (reported). */
+static uint64_t equal_to(mc_mlxfn_exp *x, uint64_t a, const mc_meta *m, double v, const mc_meta *out)
+{
+    uint64_t k = mc_mlxfn_scalar(x, v, m->dtype);
+    if (!k)
+        return 0;
+    uint64_t args[2] = {a, k};
+    mc_meta ms[2] = {*m, meta_with(m->dtype, 0, NULL)};
+    bcast_n(x, args, ms, 2, out);
+    uint64_t r = mc_mlxfn_begin(x, "Equal", 2, args);
+    mc_wb_bool(mc_mlxfn_state(x), false);
+    mc_mlxfn_end(x, out);
+    return r;
+}
+
+/* MLX's compositions (mlx/ops.cpp) for a floating a: isposinf and
+ * isneginf compare with +-inf, isinf is their or, isfinite is
+ * not(isinf or isnan). (Our ops give integer inputs a constant.) */
+static int float_class(mc_mlxfn_exp *x, mc_unary_op op, uint64_t a, const mc_meta *m, const mc_meta *out,
+                       uint64_t *id)
+{
+    uint64_t pos = 0, neg = 0;
+    if (op != MC_U_ISNEGINF && !(pos = equal_to(x, a, m, INFINITY, out)))
+        return 1;
+    if (op != MC_U_ISPOSINF && !(neg = equal_to(x, a, m, -INFINITY, out)))
+        return 1;
+    if (op == MC_U_ISPOSINF || op == MC_U_ISNEGINF) {
+        *id = op == MC_U_ISPOSINF ? pos : neg;
+        return 0;
+    }
+    uint64_t args[2] = {pos, neg};
+    uint64_t inf = mc_mlxfn_node1(x, "LogicalOr", 2, args, out);
+    if (op == MC_U_ISINF) {
+        *id = inf;
+        return 0;
+    }
+    uint64_t same[2] = {a, a};
+    args[0] = inf;
+    args[1] = mc_mlxfn_node1(x, "NotEqual", 2, same, out);
+    uint64_t bad = mc_mlxfn_node1(x, "LogicalOr", 2, args, out);
+    *id = mc_mlxfn_node1(x, "LogicalNot", 1, &bad, out);
+    return 0;
+}
 
 static int ex_unary(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
@@ -160,12 +238,22 @@ static int ex_unary(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_met
         *id = mc_mlxfn_node1(x, "NotEqual", 2, args, n->meta);
         return 0;
     }
-    case MC_U_BITWISE_INVERT: return unsupported(x, n, "MLX 0.31 cannot read BitwiseInvert back from a file");
+    case MC_U_BITWISE_INVERT: { /* MLX 0.31 cannot read BitwiseInvert: x ^ ~0 is the same bits */
+        uint64_t ones = mc_mlxfn_all_ones(x, im[0].dtype);
+        if (!ones)
+            return 1;
+        uint64_t args[2] = {in[0], ones};
+        mc_meta m[2] = {im[0], meta_with(im[0].dtype, 0, NULL)};
+        bcast_n(x, args, m, 2, n->meta);
+        *id = mc_mlxfn_begin(x, "BitwiseBinary", 2, args);
+        mc_wb_i32(mc_mlxfn_state(x), 2); /* Xor */
+        mc_mlxfn_end(x, n->meta);
+        return 0;
+    }
     case MC_U_ISINF:
     case MC_U_ISFINITE:
     case MC_U_ISPOSINF:
-    case MC_U_ISNEGINF:
-        return unsupported(x, n, "MLX composes it of several primitives, which mlx-cpu does not write yet");
+    case MC_U_ISNEGINF: return float_class(x, op, in[0], &im[0], n->meta, id);
     default:
         /* the rest have MLX's names (prims_unary.c) */
         *id = mc_mlxfn_node1(x, mc_prim_name(n->prim, n->params), 1, in, n->meta);
@@ -470,6 +558,57 @@ static uint64_t inv_count(mc_mlxfn_exp *x, uint64_t a, int n, const int *axes, m
     return r;
 }
 
+/* A Reduce record of type (MLX's Reduce::ReduceType) over p's axes, its
+ * output the kept-dims meta out. */
+static uint64_t reduce_rec(mc_mlxfn_exp *x, int type, uint64_t a, const mc_reduce_params *p, const mc_meta *out)
+{
+    uint64_t r = mc_mlxfn_begin(x, "Reduce", 1, &a);
+    mc_wb_i32(mc_mlxfn_state(x), type);
+    mc_wb_ints(mc_mlxfn_state(x), p->n, p->axes);
+    mc_mlxfn_end(x, out);
+    return r;
+}
+
+/* MLX's var (mlx/ops.cpp) of a floating input: d = x - mean(x), v =
+ * sum(d^2) times 1/N, or divided by max(N - ddof, 0) when ddof != 0, N
+ * MLX's NumberOfElements (so it follows the shape in a shapeless file);
+ * std is sqrt(var). Our node keeps the reduced dims, as MLX's Reduce does. */
+static int ex_moment(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    const mc_reduce_params *p = n->params;
+    const mc_meta *km = n->meta;
+    mlx_dtype dt = km->dtype;
+    mc_meta m0 = meta_with(dt, 0, NULL);
+    uint64_t s = reduce_rec(x, 2, in[0], p, km);
+    uint64_t mu = binop(x, "Multiply", s, km, inv_count(x, in[0], p->n, p->axes, dt), &m0, km);
+    uint64_t d = binop(x, "Subtract", in[0], &im[0], mu, km, &im[0]);
+    uint64_t sq = mc_mlxfn_node1(x, "Square", 1, &d, &im[0]);
+    uint64_t v = reduce_rec(x, 2, sq, p, km);
+    if (p->ddof == 0) {
+        v = binop(x, "Multiply", v, km, inv_count(x, in[0], p->n, p->axes, dt), &m0, km);
+    } else {
+        uint64_t cnt = mc_mlxfn_begin(x, "NumberOfElements", 1, in);
+        mc_wb *st = mc_mlxfn_state(x);
+        mc_wb_ints(st, p->n, p->axes);
+        mc_wb_bool(st, false);
+        mc_wb_dtype(st, dt);
+        mc_mlxfn_end(x, &m0);
+        uint64_t dof = scalar_op(x, "Subtract", cnt, &m0, p->ddof);
+        uint64_t pos = dof ? scalar_op(x, "Maximum", dof, &m0, 0.0) : 0;
+        if (!pos)
+            return 1;
+        v = binop(x, "Divide", v, km, pos, &m0, km);
+    }
+    if (p->kind == MC_RK_STD) {
+        uint64_t r = mc_mlxfn_begin(x, "Sqrt", 1, &v);
+        mc_wb_bool(mc_mlxfn_state(x), false);
+        mc_mlxfn_end(x, km);
+        v = r;
+    }
+    *id = v;
+    return 0;
+}
+
 static int ex_reduce(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
     const mc_reduce_params *p = n->params;
@@ -482,7 +621,9 @@ static int ex_reduce(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_me
     case MC_RK_MIN: type = 4; break;
     case MC_RK_MAX: type = 5; break;
     case MC_RK_MEAN: type = 2; break;
-    default: return unsupported(x, n, "var and std are compositions in MLX, which mlx-cpu does not write yet");
+    case MC_RK_VAR:
+    case MC_RK_STD: return ex_moment(x, n, in, im, id);
+    default: return unsupported(x, n, "no MLX reduction has this kind");
     }
     if (p->kind != MC_RK_MEAN) {
         *id = mc_mlxfn_begin(x, "Reduce", 1, in);
@@ -591,6 +732,24 @@ static int ex_numel(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_met
     return 0;
 }
 
+static uint64_t axes_rec(mc_mlxfn_exp *x, const char *name, uint64_t a, int axis, const mc_meta *out)
+{
+    uint64_t r = mc_mlxfn_begin(x, name, 1, &a);
+    mc_wb_ints(mc_mlxfn_state(x), 1, &axis);
+    mc_mlxfn_end(x, out);
+    return r;
+}
+
+static uint64_t expand_rec(mc_mlxfn_exp *x, uint64_t id, mc_meta *m, int axis)
+{
+    mc_meta o = *m;
+    o.ndim = m->ndim + 1;
+    o.shape[axis] = 1;
+    memcpy(o.shape + axis + 1, m->shape + axis, sizeof(int) * (size_t)(m->ndim - axis));
+    *m = o;
+    return axes_rec(x, "ExpandDims", id, axis, &o);
+}
+
 /* ---- matmul family, convolution, quantized matmul ---- */
 
 /* MLX's matmul op: 1-d operands made matrices, batch dims broadcast, then
@@ -641,11 +800,117 @@ static uint64_t matmul_rec(mc_mlxfn_exp *x, uint64_t ia, mc_meta a, uint64_t ib,
     return out ? reshape(x, r, &o, out->ndim, out->shape) : r;
 }
 
+/* a broadcast against b over all but the last two axes: MLX's
+ * broadcast_arrays with ignored axes (-2, -1). Shapeless, the record is a
+ * BroadcastAxes that takes b too (through StopGradient), from which MLX
+ * infers the batch shape again when the inputs change. */
+static uint64_t bcast_batch(mc_mlxfn_exp *x, uint64_t a, mc_meta *am, uint64_t b, const mc_meta *bm, int nb,
+                            const int *batch, uint64_t *sg_b)
+{
+    mc_meta o = meta_with(am->dtype, nb + 2, batch);
+    o.shape[nb] = am->shape[am->ndim - 2];
+    o.shape[nb + 1] = am->shape[am->ndim - 1];
+    if (same_shape(am, o.ndim, o.shape))
+        return a;
+    uint64_t r;
+    if (!mc_mlxfn_shapeless(x)) {
+        r = mc_mlxfn_begin(x, "Broadcast", 1, &a);
+        mc_wb_ints(mc_mlxfn_state(x), o.ndim, o.shape);
+    } else {
+        if (!*sg_b)
+            *sg_b = mc_mlxfn_node1(x, "StopGradient", 1, &b, bm);
+        uint64_t args[2] = {a, *sg_b};
+        int ignore[2] = {-2, -1};
+        r = mc_mlxfn_begin(x, "BroadcastAxes", 2, args);
+        mc_wb_ints(mc_mlxfn_state(x), 2, ignore);
+    }
+    mc_mlxfn_end(x, &o);
+    *am = o;
+    return r;
+}
+
+/* MLX's matmul op (mlx/ops.cpp) on inputs of type dt: a 1-d operand
+ * gains an axis (ExpandDims); a batched a times a matrix b is a Flatten,
+ * a Matmul and an Unflatten; otherwise the batch axes broadcast; the gained
+ * axes are squeezed at the end. *out gets the result's meta. */
+static uint64_t matmul_op(mc_mlxfn_exp *x, uint64_t ia, mc_meta a, uint64_t ib, mc_meta b, mc_meta *out)
+{
+    int nda = a.ndim, ndb = b.ndim;
+    if (nda == 1)
+        ia = expand_rec(x, ia, &a, 0);
+    if (ndb == 1)
+        ib = expand_rec(x, ib, &b, 1);
+    mc_meta o;
+    uint64_t r;
+    if (nda > 2 && ndb <= 2) {
+        mc_meta orig = a;
+        int rows = 1;
+        for (int i = 0; i < a.ndim - 1; i++)
+            rows *= a.shape[i];
+        mc_meta f = meta_with(a.dtype, 2, (int[]){rows, a.shape[a.ndim - 1]});
+        uint64_t fa = mc_mlxfn_begin(x, "Flatten", 1, &ia);
+        mc_wb_i32(mc_mlxfn_state(x), 0);
+        mc_wb_i32(mc_mlxfn_state(x), a.ndim - 2);
+        mc_mlxfn_end(x, &f);
+        uint64_t args[2] = {fa, ib};
+        mc_meta p = meta_with(a.dtype, 2, (int[]){rows, b.shape[1]});
+        uint64_t mm = mc_mlxfn_node1(x, "Matmul", 2, args, &p);
+        o = orig;
+        o.shape[o.ndim - 1] = b.shape[1];
+        r = mc_mlxfn_begin(x, "Unflatten", 1, &mm);
+        mc_wb_i32(mc_mlxfn_state(x), 0);
+        mc_wb_ints(mc_mlxfn_state(x), orig.ndim - 1, orig.shape);
+        mc_mlxfn_end(x, &o);
+    } else {
+        if (ndb > 2) {
+            int nb = a.ndim > b.ndim ? a.ndim - 2 : b.ndim - 2, batch[MC_MAX_NDIM];
+            for (int i = 0; i < nb; i++) {
+                int da = i - (nb - (a.ndim - 2)), db = i - (nb - (b.ndim - 2));
+                int ea = da >= 0 ? a.shape[da] : 1, eb = db >= 0 ? b.shape[db] : 1;
+                batch[i] = ea == 1 ? eb : ea;
+            }
+            mc_meta a0 = a, b0 = b;
+            uint64_t sg_a = 0, sg_b = 0;
+            uint64_t na = bcast_batch(x, ia, &a, ib, &b0, nb, batch, &sg_b);
+            uint64_t nb_id = bcast_batch(x, ib, &b, ia, &a0, nb, batch, &sg_a);
+            ia = na;
+            ib = nb_id;
+        }
+        o = a;
+        o.shape[o.ndim - 1] = b.shape[b.ndim - 1];
+        uint64_t args[2] = {ia, ib};
+        r = mc_mlxfn_node1(x, "Matmul", 2, args, &o);
+    }
+    int axes[2], k = 0;
+    if (nda == 1)
+        axes[k++] = o.ndim - 2;
+    if (ndb == 1)
+        axes[k++] = o.ndim - 1;
+    if (k) {
+        mc_meta sq = o;
+        int j = 0;
+        for (int i = 0; i < o.ndim; i++)
+            if (!((nda == 1 && i == o.ndim - 2) || (ndb == 1 && i == o.ndim - 1)))
+                sq.shape[j++] = o.shape[i];
+        sq.ndim = j;
+        r = mc_mlxfn_begin(x, "Squeeze", 1, &r);
+        mc_wb_ints(mc_mlxfn_state(x), k, axes);
+        mc_mlxfn_end(x, &sq);
+        o = sq;
+    }
+    *out = o;
+    return r;
+}
+
 static int ex_matmul(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
-    bool addmm = n->prim == MC_PRIM_ADDMM;
-    *id = matmul_rec(x, in[0], im[0], in[1], im[1], addmm ? &in[2] : NULL, addmm ? &im[2] : NULL, n->params,
-                     n->meta->dtype, n->meta, NULL);
+    if (n->prim == MC_PRIM_MATMUL) {
+        mc_meta o;
+        *id = matmul_op(x, in[0], im[0], in[1], im[1], &o);
+        return 0;
+    }
+    /* MLX's addmm broadcasts to fixed shapes even when shapeless */
+    *id = matmul_rec(x, in[0], im[0], in[1], im[1], &in[2], &im[2], n->params, n->meta->dtype, n->meta, NULL);
     return 0;
 }
 
@@ -681,38 +946,6 @@ static int ex_quantized_matmul(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, c
 }
 
 /* ---- fast.h: MLX's CPU fallbacks, which MLX's CPU build runs ---- */
-
-/* id converted to dtype (its meta m updated). */
-static uint64_t to_dtype(mc_mlxfn_exp *x, uint64_t id, mc_meta *m, mlx_dtype dtype)
-{
-    if (m->dtype == dtype)
-        return id;
-    m->dtype = dtype;
-    uint64_t r = mc_mlxfn_begin(x, "AsType", 1, &id);
-    mc_wb_dtype(mc_mlxfn_state(x), dtype);
-    mc_mlxfn_end(x, m);
-    return r;
-}
-
-/* name(a, b), both broadcast to out's shape. */
-static uint64_t binop(mc_mlxfn_exp *x, const char *name, uint64_t a, const mc_meta *ma, uint64_t b,
-                      const mc_meta *mb, const mc_meta *out)
-{
-    uint64_t args[2] = {a, b};
-    mc_meta m[2] = {*ma, *mb};
-    bcast_n(x, args, m, 2, out);
-    return mc_mlxfn_node1(x, name, 2, args, out);
-}
-
-/* a op v, v a scalar of a's dtype; 0 on failure (reported). */
-static uint64_t scalar_op(mc_mlxfn_exp *x, const char *name, uint64_t a, const mc_meta *m, double v)
-{
-    uint64_t k = mc_mlxfn_scalar(x, v, m->dtype);
-    if (!k)
-        return 0;
-    mc_meta m0 = meta_with(m->dtype, 0, NULL);
-    return binop(x, name, a, m, k, &m0, m);
-}
 
 /* mean over the last axis, kept; *out its meta. 0 on failure. */
 static uint64_t mean_last(mc_mlxfn_exp *x, uint64_t a, const mc_meta *m, mc_meta *out)
@@ -765,24 +998,50 @@ static int ex_norm(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta
     return 0;
 }
 
-static uint64_t arange_rec(mc_mlxfn_exp *x, int start, int stop)
+/* MLX's Arange record from start towards stop by step, of dtype. */
+static uint64_t arange_rec(mc_mlxfn_exp *x, int start, int stop, int step, mlx_dtype dtype)
 {
-    int len = stop - start;
-    mc_meta m = meta_with(MLX_INT32, 1, &len);
+    int len = (stop - start + step + (step > 0 ? -1 : 1)) / step;
+    mc_meta m = meta_with(dtype, 1, &len);
     uint64_t r = mc_mlxfn_begin(x, "Arange", 0, NULL);
     mc_wb *st = mc_mlxfn_state(x);
     mc_wb_f64(st, start);
     mc_wb_f64(st, stop);
-    mc_wb_f64(st, 1);
+    mc_wb_f64(st, step);
     mc_mlxfn_end(x, &m);
     return r;
 }
 
-static uint64_t axes_rec(mc_mlxfn_exp *x, const char *name, uint64_t a, int axis, const mc_meta *out)
+/* MLX's slice op: a Slice record (stop written as given), none when it
+ * keeps all of m; *out gets the result's meta. Positive strides only. */
+static uint64_t slice_rec(mc_mlxfn_exp *x, uint64_t a, const mc_meta *m, const int *start, const int *stop,
+                          const int *strides, mc_meta *out)
 {
-    uint64_t r = mc_mlxfn_begin(x, name, 1, &a);
-    mc_wb_ints(mc_mlxfn_state(x), 1, &axis);
-    mc_mlxfn_end(x, out);
+    mc_meta o = *m;
+    for (int i = 0; i < m->ndim; i++)
+        o.shape[i] = (stop[i] - start[i] + strides[i] - 1) / strides[i];
+    *out = o;
+    if (same_shape(m, o.ndim, o.shape))
+        return a;
+    uint64_t r = mc_mlxfn_begin(x, "Slice", 1, &a);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_ints(st, m->ndim, start);
+    mc_wb_ints(st, m->ndim, stop);
+    mc_wb_ints(st, m->ndim, strides);
+    mc_mlxfn_end(x, &o);
+    return r;
+}
+
+/* MLX's concatenate of ids[0..n) (metas m) along axis; *out its meta. */
+static uint64_t concat_rec(mc_mlxfn_exp *x, const uint64_t *ids, const mc_meta *m, int n, int axis, mc_meta *out)
+{
+    mc_meta o = m[0];
+    for (int i = 1; i < n; i++)
+        o.shape[axis] += m[i].shape[axis];
+    *out = o;
+    uint64_t r = mc_mlxfn_begin(x, "Concatenate", n, ids);
+    mc_wb_i32(mc_mlxfn_state(x), axis);
+    mc_mlxfn_end(x, &o);
     return r;
 }
 
@@ -803,14 +1062,124 @@ static uint64_t unflatten_rec(mc_mlxfn_exp *x, uint64_t id, mc_meta *m, int axis
     return r;
 }
 
-static uint64_t expand_rec(mc_mlxfn_exp *x, uint64_t id, mc_meta *m, int axis)
+/* The rotated halves, with MLX's operand order (x1, x2 of meta xm; c and
+ * sn the cosines and sines of meta cm). */
+static void rotate(mc_mlxfn_exp *x, bool forward, uint64_t x1, uint64_t x2, const mc_meta *xm, uint64_t c,
+                   uint64_t sn, const mc_meta *cm, uint64_t out[2])
 {
-    mc_meta o = *m;
-    o.ndim = m->ndim + 1;
-    o.shape[axis] = 1;
-    memcpy(o.shape + axis + 1, m->shape + axis, sizeof(int) * (size_t)(m->ndim - axis));
-    *m = o;
-    return axes_rec(x, "ExpandDims", id, axis, &o);
+    /* forward: x1 c - x2 s, x1 s + x2 c; inverse: x2 s + x1 c, x2 c - x1 s */
+    uint64_t u = forward ? x1 : x2, w = forward ? x2 : x1;
+    uint64_t uc = binop(x, "Multiply", u, xm, forward ? c : sn, cm, xm);
+    uint64_t ws = binop(x, "Multiply", w, xm, forward ? sn : c, cm, xm);
+    out[0] = binop(x, forward ? "Subtract" : "Add", uc, xm, ws, xm, xm);
+    uint64_t us = binop(x, "Multiply", u, xm, forward ? sn : c, cm, xm);
+    uint64_t wc = binop(x, "Multiply", w, xm, forward ? c : sn, cm, xm);
+    out[1] = binop(x, forward ? "Add" : "Subtract", us, xm, wc, xm, xm);
+}
+
+/* MLX's rope fallback (mlx/fast.cpp), which its CPU build runs: x seen as
+ * (B, N, T, D); positions (arange(T) + offset) * scale in float32; angles
+ * positions times the inverse frequencies (1 / freqs, or exp(-i log(base)
+ * / (dims/2))); the first dims features rotated as halves, or as pairs
+ * (traditional), the rest copied. */
+static int ex_rope(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    const mc_rope_params *p = n->params;
+    mc_meta xm = im[0];
+    uint64_t xi = in[0];
+    if (xm.ndim == 3) {
+        xi = expand_rec(x, xi, &xm, 1);
+    } else if (xm.ndim > 4) {
+        int lead = 1;
+        for (int i = 1; i < xm.ndim - 2; i++)
+            lead *= xm.shape[i];
+        mc_meta f = meta_with(xm.dtype, 4, (int[]){xm.shape[0], lead, xm.shape[xm.ndim - 2], xm.shape[xm.ndim - 1]});
+        uint64_t r = mc_mlxfn_begin(x, "Flatten", 1, &xi);
+        mc_wb_i32(mc_mlxfn_state(x), 1);
+        mc_wb_i32(mc_mlxfn_state(x), xm.ndim - 3);
+        mc_mlxfn_end(x, &f);
+        xi = r;
+        xm = f;
+    }
+    int B = xm.shape[0], N = xm.shape[1], T = xm.shape[2], D = xm.shape[3], dims = p->dims, half = dims / 2;
+    mlx_dtype t = xm.dtype;
+
+    /* positions: (T,), or (B, 1, T) for one offset per batch entry */
+    mc_meta om = im[1], ar = meta_with(MLX_FLOAT32, 1, &T), pm;
+    uint64_t off = in[1];
+    if (om.ndim == 1 && om.shape[0] > 1) {
+        int ax[2] = {1, 2};
+        mc_meta e = meta_with(om.dtype, 3, (int[]){om.shape[0], 1, 1});
+        uint64_t r = mc_mlxfn_begin(x, "ExpandDims", 1, &off);
+        mc_wb_ints(mc_mlxfn_state(x), 2, ax);
+        mc_mlxfn_end(x, &e);
+        off = r;
+        om = e;
+    }
+    uint64_t pos = arange_rec(x, 0, T, 1, MLX_FLOAT32);
+    off = to_dtype(x, off, &om, MLX_FLOAT32);
+    pm = om.ndim == 3 ? meta_with(MLX_FLOAT32, 3, (int[]){om.shape[0], 1, T}) : ar;
+    pos = binop(x, "Add", pos, &ar, off, &om, &pm);
+    if (!(pos = scalar_op(x, "Multiply", pos, &pm, p->scale)))
+        return 1;
+
+    mc_meta fm = meta_with(MLX_FLOAT32, 1, &half), m0 = meta_with(MLX_FLOAT32, 0, NULL);
+    uint64_t inv;
+    if (p->has_freqs) { /* reciprocal(freqs) */
+        uint64_t one = mc_mlxfn_scalar(x, 1.0, MLX_FLOAT32);
+        if (!one)
+            return 1;
+        inv = binop(x, "Divide", one, &m0, in[2], &im[2], &im[2]);
+    } else {
+        uint64_t k = arange_rec(x, 0, -half, -1, MLX_FLOAT32);
+        if (!(k = scalar_op(x, "Multiply", k, &fm, (double)(logf(p->base) / (float)half))))
+            return 1;
+        inv = mc_mlxfn_node1(x, "Exp", 1, &k, &fm);
+    }
+    uint64_t pe = expand_rec(x, pos, &pm, pm.ndim);
+    mc_meta cm = pm;
+    cm.shape[pm.ndim - 1] = half;
+    uint64_t theta = binop(x, "Multiply", pe, &pm, inv, &fm, &cm);
+    mc_meta sm = cm;
+    uint64_t c = to_dtype(x, mc_mlxfn_node1(x, "Cos", 1, &theta, &cm), &cm, t);
+    uint64_t sn = to_dtype(x, mc_mlxfn_node1(x, "Sin", 1, &theta, &sm), &sm, t);
+
+    int zero[4] = {0, 0, 0, 0}, ones[4] = {1, 1, 1, 1}, full[4] = {B, N, T, D}, rest[4] = {0, 0, 0, dims};
+    uint64_t outs[3], o;
+    mc_meta hm, om2[3], out;
+    if (p->traditional) {
+        int odd[4] = {0, 0, 0, 1}, stop[4] = {B, N, T, dims}, two[4] = {1, 1, 1, 2};
+        uint64_t x1 = slice_rec(x, xi, &xm, zero, stop, two, &hm);
+        uint64_t x2 = slice_rec(x, xi, &xm, odd, stop, two, &hm);
+        rotate(x, p->forward, x1, x2, &hm, c, sn, &cm, outs);
+        mc_meta em = hm;
+        outs[0] = expand_rec(x, outs[0], &em, 4);
+        em = hm;
+        outs[1] = expand_rec(x, outs[1], &em, 4);
+        om2[0] = om2[1] = em;
+        o = concat_rec(x, outs, om2, 2, 4, &out);
+        o = reshape(x, o, &out, 4, stop);
+        out = meta_with(t, 4, stop);
+        if (dims < D) {
+            outs[0] = o;
+            om2[0] = out;
+            outs[1] = slice_rec(x, xi, &xm, rest, full, ones, &om2[1]);
+            o = concat_rec(x, outs, om2, 2, 3, &out);
+        }
+    } else {
+        int stop[4] = {B, N, T, half}, start[4] = {0, 0, 0, half};
+        uint64_t x1 = slice_rec(x, xi, &xm, zero, stop, ones, &hm);
+        stop[3] = dims;
+        uint64_t x2 = slice_rec(x, xi, &xm, start, stop, ones, &hm);
+        rotate(x, p->forward, x1, x2, &hm, c, sn, &cm, outs);
+        om2[0] = om2[1] = hm;
+        int k = 2;
+        if (dims < D)
+            outs[k] = slice_rec(x, xi, &xm, rest, full, ones, &om2[k]), k++;
+        o = concat_rec(x, outs, om2, k, 3, &out);
+    }
+    *id = reshape(x, o, &out, im[0].ndim, im[0].shape);
+    return 0;
 }
 
 /* MLX's attention fallback (mlx/fast.cpp), which its CPU build runs:
@@ -820,8 +1189,6 @@ static uint64_t expand_rec(mc_mlxfn_exp *x, uint64_t id, mc_meta *m, int axis)
 static int ex_sdpa(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
     const mc_sdpa_params *p = n->params;
-    if (p->has_sinks)
-        return unsupported(x, n, "attention sinks are not written yet");
     mc_meta q = im[0], k = im[1], v = im[2];
     mlx_dtype dt = q.dtype;
     int hq = q.shape[1], hkv = k.shape[1], rep = hq / hkv;
@@ -847,7 +1214,7 @@ static int ex_sdpa(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta
     mc_wb_ints(mc_mlxfn_state(x), k.ndim, perm);
     mc_mlxfn_end(x, &kt);
     mc_meta sm;
-    uint64_t s = matmul_rec(x, iq, q, ikt, kt, NULL, NULL, NULL, dt, NULL, &sm);
+    uint64_t s = matmul_op(x, iq, q, ikt, kt, &sm);
     if (p->causal || p->has_mask) {
         uint64_t mask;
         mc_meta mm;
@@ -855,8 +1222,8 @@ static int ex_sdpa(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta
             int kl = k.shape[k.ndim - 2], ql = q.shape[q.ndim - 2], off = kl - ql;
             int s1[2] = {ql, 1}, s2[2] = {1, kl}, s3[2] = {ql, kl};
             mc_meta e1 = meta_with(MLX_INT32, 2, s1), e2 = meta_with(MLX_INT32, 2, s2);
-            uint64_t qi = axes_rec(x, "ExpandDims", arange_rec(x, off, ql + off), 1, &e1);
-            uint64_t ki = axes_rec(x, "ExpandDims", arange_rec(x, 0, kl), 0, &e2);
+            uint64_t qi = axes_rec(x, "ExpandDims", arange_rec(x, off, ql + off, 1, MLX_INT32), 1, &e1);
+            uint64_t ki = axes_rec(x, "ExpandDims", arange_rec(x, 0, kl, 1, MLX_INT32), 0, &e2);
             mm = meta_with(MLX_BOOL, 2, s3);
             mask = binop(x, "GreaterEqual", qi, &e1, ki, &e2, &mm);
         } else {
@@ -884,11 +1251,34 @@ static int ex_sdpa(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta
             s = binop(x, "Add", s, &sm, mask, &mm, &sm);
         }
     }
+    if (p->has_sinks) { /* a sink column first, sliced off after the softmax */
+        int at = 3 + (p->has_mask ? 1 : 0), sax[3] = {0, 2, 3};
+        mc_meta km = meta_with(im[at].dtype, 4, (int[]){1, hq, 1, 1});
+        uint64_t sk = mc_mlxfn_begin(x, "ExpandDims", 1, &in[at]);
+        mc_wb_ints(mc_mlxfn_state(x), 3, sax);
+        mc_mlxfn_end(x, &km);
+        if (sm.ndim == 5)
+            sk = unflatten_rec(x, sk, &km, 1, hkv, rep);
+        mc_meta bm = sm;
+        bm.shape[sm.ndim - 1] = 1;
+        uint64_t parts[2] = {bcast(x, sk, &km, bm.ndim, bm.shape), s};
+        mc_meta pm[2] = {bm, sm};
+        s = concat_rec(x, parts, pm, 2, sm.ndim - 1, &sm);
+    }
     uint64_t sw = mc_mlxfn_begin(x, "Softmax", 1, &s);
     mc_wb_bool(mc_mlxfn_state(x), true);
     mc_mlxfn_end(x, &sm);
+    if (p->has_sinks) {
+        int start[MC_MAX_NDIM] = {0}, str[MC_MAX_NDIM];
+        for (int i = 0; i < sm.ndim; i++)
+            str[i] = 1;
+        start[sm.ndim - 1] = 1;
+        mc_meta cut;
+        sw = slice_rec(x, sw, &sm, start, sm.shape, str, &cut);
+        sm = cut;
+    }
     mc_meta om;
-    uint64_t o = matmul_rec(x, sw, sm, iv, v, NULL, NULL, NULL, dt, NULL, &om);
+    uint64_t o = matmul_op(x, sw, sm, iv, v, &om);
     if (rep > 1) {
         uint64_t f = mc_mlxfn_begin(x, "Flatten", 1, &o);
         mc_wb_i32(mc_mlxfn_state(x), 1);
@@ -945,6 +1335,7 @@ mc_mlxfn_export_fn mc_mlxfn_exporter(int prim)
     case MC_PRIM_QUANTIZED_MATMUL: return ex_quantized_matmul;
     case MC_PRIM_RMS_NORM:
     case MC_PRIM_LAYER_NORM: return ex_norm;
+    case MC_PRIM_ROPE: return ex_rope;
     case MC_PRIM_SDPA: return ex_sdpa;
     default: return NULL;
     }

@@ -144,6 +144,16 @@ uint64_t mc_mlxfn_scalar(mc_mlxfn_exp *x, double v, mlx_dtype dtype)
     return rc ? 0 : id;
 }
 
+uint64_t mc_mlxfn_all_ones(mc_mlxfn_exp *x, mlx_dtype dtype)
+{
+    uint64_t bits = ~(uint64_t)0; /* every byte 0xff, whatever the dtype's size */
+    mc_array *a = mc_array_scalar(x->fn, dtype, &bits);
+    uint64_t id = x->w->next_id++;
+    int rc = !a || const_data(x, id, a);
+    mc_array_release(a);
+    return rc ? 0 : id;
+}
+
 /* The id of a trace's constant: its first use in the file writes it. */
 static int const_id(mc_mlxfn_exp *x, mc_array *a, uint64_t *id)
 {
