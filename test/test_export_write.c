@@ -407,6 +407,166 @@ static void test_shapeless_matmul_broadcasts_batch_axes_at_other_shapes(void **s
     end_test();
 }
 
+/* ---- linalg ---- */
+
+static void push_all(mlx_vector_array out, mlx_vector_array v)
+{
+    for (size_t i = 0; i < mlx_vector_array_size(v); i++) {
+        mlx_array a = arg(v, i);
+        push(out, a);
+    }
+    mlx_vector_array_free(v);
+}
+
+static int linalg_fn(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_stream st = tu_stream();
+    mlx_array a = arg(in, 0), spd = arg(in, 1), rect = arg(in, 2);
+    mlx_vector_array out = mlx_vector_array_new();
+    mlx_array r[6];
+    for (int k = 0; k < 6; k++)
+        r[k] = mlx_array_new();
+    mlx_linalg_inv(&r[0], a, st);
+    mlx_linalg_cholesky(&r[1], spd, true, st);
+    mlx_linalg_qr(&r[2], &r[3], rect, st);
+    mlx_linalg_eigh(&r[4], &r[5], spd, "L", st);
+    for (int k = 0; k < 6; k++)
+        push(out, r[k]);
+    mlx_array v = mlx_array_new();
+    mlx_linalg_eigvalsh(&v, spd, "U", st);
+    push(out, v);
+    mlx_vector_array sv = mlx_vector_array_new(), svals = mlx_vector_array_new();
+    mlx_linalg_svd(&sv, rect, true, st);
+    push_all(out, sv);
+    mlx_linalg_svd(&svals, rect, false, st);
+    push_all(out, svals);
+    TU_FREE(a, spd, rect);
+    return finish(res, out);
+}
+
+static void test_factorizations_export_as_mlx_primitives_with_their_outputs(void **s)
+{
+    (void)s;
+    int sq[3] = {2, 3, 3}, rs[3] = {2, 4, 3};
+    float av[18] = {4, 1, 2, 0, 3, 1, 1, 0, 5, 2, -1, 0, 1, 3, 1, 0, 2, 4};
+    float sv[18] = {4, 1, 0.5f, 1, 3, 0.25f, 0.5f, 0.25f, 2, 5, 2, 1, 2, 6, 0, 1, 0, 3};
+    /* full rank: the factors are unique up to the signs LAPACK picks */
+    float rv[24] = {2, 1, 0, -1, 3, 1, 0.5f, 0, 4, 1, 2, -2, 3, 0, 1, 1, 5, 0, 0, 1, 2, 2, -1, 3};
+    mlx_array a = tu_f32(av, sq, 3), spd = tu_f32(sv, sq, 3), rect = tu_f32(rv, rs, 3);
+    mlx_vector_array call = args2(a, spd);
+    mlx_vector_array_append_value(call, rect);
+    mlx_closure fun = mlx_closure_new_func(linalg_fn);
+    round_trip("w_linalg", fun, &call, 1, false);
+    mlx_closure_free(fun);
+    mlx_vector_array_free(call);
+    TU_FREE(a, spd, rect);
+    end_test();
+}
+
+/* ---- products, transforms, random bits ---- */
+
+static int products_fn(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_stream st = tu_stream();
+    mlx_array a = arg(in, 0), b = arg(in, 1), li = arg(in, 2), ri = arg(in, 3), key = arg(in, 4);
+    mlx_array ma = arg(in, 5), mb = arg(in, 6), mo = arg(in, 7);
+    mlx_vector_array out = mlx_vector_array_new();
+    mlx_array r[6];
+    for (int k = 0; k < 6; k++)
+        r[k] = mlx_array_new();
+    mlx_optional_float none = {0.0f, false};
+    mlx_hadamard_transform(&r[0], a, none, st);
+    mlx_gather_mm(&r[1], a, b, li, ri, false, st);
+    mlx_block_masked_mm(&r[2], ma, mb, 32, mo, (mlx_array){NULL}, (mlx_array){NULL}, st);
+    int shape[2] = {3, 5};
+    mlx_random_bits(&r[3], shape, 2, 4, key, st);
+    mlx_random_bits(&r[4], shape, 1, 1, key, st);
+    mlx_vector_array dm = mlx_vector_array_new();
+    mlx_divmod(&dm, a, b, st);
+    push_all(out, dm);
+    for (int k = 0; k < 5; k++)
+        push(out, r[k]);
+    mlx_array_free(r[5]);
+    TU_FREE(a, b, li, ri, key, ma, mb, mo);
+    return finish(res, out);
+}
+
+static void test_products_hadamard_and_random_bits_export_as_mlx_primitives(void **s)
+{
+    (void)s;
+    int as[3] = {2, 4, 4}, is[1] = {3}, ks[1] = {2}, ms[2] = {40, 40}, os[2] = {2, 2};
+    int32_t lv[3] = {0, 1, 1}, rv[3] = {1, 0, 1};
+    uint32_t kv[2] = {7, 11};
+    double mov[4] = {1, 0, 1, 1};
+    mlx_array a = seq(32, as, 3, 0.5f), b = seq(32, as, 3, -0.25f), li = tu_i32(lv, is, 1), ri = tu_i32(rv, is, 1);
+    mlx_array key = mlx_array_new_data(kv, ks, 1, MLX_UINT32);
+    mlx_array ma = seq(1600, ms, 2, 0.1f), mb = seq(1600, ms, 2, 0.2f), mo = tu_array_of(MLX_BOOL, mov, os, 2);
+    mlx_vector_array call = args2(a, b);
+    mlx_array more[6] = {li, ri, key, ma, mb, mo};
+    for (int i = 0; i < 6; i++)
+        mlx_vector_array_append_value(call, more[i]);
+    mlx_closure fun = mlx_closure_new_func(products_fn);
+    round_trip("w_products", fun, &call, 1, false);
+    mlx_closure_free(fun);
+    mlx_vector_array_free(call);
+    TU_FREE(a, b, li, ri, key, ma, mb, mo);
+    end_test();
+}
+
+/* ---- quantized matmul in every mode ---- */
+
+static int qmm_fn(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_stream st = tu_stream();
+    mlx_array x = arg(in, 0), w = arg(in, 1);
+    mlx_vector_array out = mlx_vector_array_new();
+    static const char *const modes[4] = {"affine", "mxfp4", "mxfp8", "nvfp4"};
+    mlx_optional_int none = {0, false};
+    for (int m = 0; m < 4; m++) {
+        mlx_vector_array q = mlx_vector_array_new();
+        mlx_quantize(&q, w, none, none, modes[m], (mlx_array){NULL}, st);
+        mlx_array qw = arg(q, 0), sc = arg(q, 1), bi = m == 0 ? arg(q, 2) : (mlx_array){NULL};
+        mlx_array r = mlx_array_new();
+        mlx_quantized_matmul(&r, x, qw, sc, bi, true, none, none, modes[m], st);
+        push(out, r);
+        mlx_vector_array_free(q);
+        TU_FREE(qw, sc);
+        if (bi.ctx)
+            mlx_array_free(bi);
+    }
+    TU_FREE(x, w);
+    return finish(res, out);
+}
+
+static mlx_array g_qw;
+
+/* The weights quantized outside the function: a captured constant. */
+static int qmm_const_fn(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_vector_array both = mlx_vector_array_new_value(arg(in, 0));
+    mlx_vector_array_append_value(both, g_qw);
+    mlx_array first = arg(both, 0);
+    mlx_array_free(first); /* arg's reference; the vector keeps its own */
+    int rc = qmm_fn(res, both);
+    mlx_vector_array_free(both);
+    return rc;
+}
+
+static void test_quantized_matmul_exports_in_every_mode(void **s)
+{
+    (void)s;
+    int xs[2] = {3, 64}, ws[2] = {8, 64};
+    mlx_array x = seq(192, xs, 2, 0.05f);
+    g_qw = seq(512, ws, 2, 0.1f);
+    mlx_vector_array call = mlx_vector_array_new_value(x);
+    mlx_closure fun = mlx_closure_new_func(qmm_const_fn);
+    round_trip("w_qmm", fun, &call, 1, false);
+    mlx_closure_free(fun);
+    mlx_vector_array_free(call);
+    TU_FREE(x, g_qw);
+    end_test();
+}
+
 /* ---- setup ---- */
 
 static int setup(void **state)
@@ -443,6 +603,11 @@ int main(void)
         cmocka_unit_test_teardown(test_attention_sinks_export_as_mlx_cpu_fallback, tu_test_teardown),
         cmocka_unit_test_teardown(test_shapeless_matmul_of_vectors_follows_the_inputs, tu_test_teardown),
         cmocka_unit_test_teardown(test_shapeless_matmul_broadcasts_batch_axes_at_other_shapes, tu_test_teardown),
+        cmocka_unit_test_teardown(test_factorizations_export_as_mlx_primitives_with_their_outputs,
+                                  tu_test_teardown),
+        cmocka_unit_test_teardown(test_products_hadamard_and_random_bits_export_as_mlx_primitives,
+                                  tu_test_teardown),
+        cmocka_unit_test_teardown(test_quantized_matmul_exports_in_every_mode, tu_test_teardown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -21,9 +21,12 @@
 #include "graph/prims_fast.h"
 #include "graph/prims_fft.h"
 #include "graph/prims_index.h"
+#include "graph/prims_linalg.h"
 #include "graph/prims_matmul.h"
 #include "graph/prims_misc.h"
+#include "graph/prims_mm_ext.h"
 #include "graph/prims_quant.h"
+#include "graph/prims_random.h"
 #include "graph/prims_reduce.h"
 #include "graph/prims_scan.h"
 #include "graph/prims_scatter.h"
@@ -732,6 +735,53 @@ static int ex_numel(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_met
     return 0;
 }
 
+/* MLX's Arange record from start towards stop by step, of dtype. */
+static uint64_t arange_rec(mc_mlxfn_exp *x, int start, int stop, int step, mlx_dtype dtype)
+{
+    int len = (stop - start + step + (step > 0 ? -1 : 1)) / step;
+    mc_meta m = meta_with(dtype, 1, &len);
+    uint64_t r = mc_mlxfn_begin(x, "Arange", 0, NULL);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_f64(st, start);
+    mc_wb_f64(st, stop);
+    mc_wb_f64(st, step);
+    mc_mlxfn_end(x, &m);
+    return r;
+}
+
+/* MLX's slice op: a Slice record (stop written as given), none when it
+ * keeps all of m; *out gets the result's meta. Positive strides only. */
+static uint64_t slice_rec(mc_mlxfn_exp *x, uint64_t a, const mc_meta *m, const int *start, const int *stop,
+                          const int *strides, mc_meta *out)
+{
+    mc_meta o = *m;
+    for (int i = 0; i < m->ndim; i++)
+        o.shape[i] = (stop[i] - start[i] + strides[i] - 1) / strides[i];
+    *out = o;
+    if (same_shape(m, o.ndim, o.shape))
+        return a;
+    uint64_t r = mc_mlxfn_begin(x, "Slice", 1, &a);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_ints(st, m->ndim, start);
+    mc_wb_ints(st, m->ndim, stop);
+    mc_wb_ints(st, m->ndim, strides);
+    mc_mlxfn_end(x, &o);
+    return r;
+}
+
+/* MLX's concatenate of ids[0..n) (metas m) along axis; *out its meta. */
+static uint64_t concat_rec(mc_mlxfn_exp *x, const uint64_t *ids, const mc_meta *m, int n, int axis, mc_meta *out)
+{
+    mc_meta o = m[0];
+    for (int i = 1; i < n; i++)
+        o.shape[axis] += m[i].shape[axis];
+    *out = o;
+    uint64_t r = mc_mlxfn_begin(x, "Concatenate", n, ids);
+    mc_wb_i32(mc_mlxfn_state(x), axis);
+    mc_mlxfn_end(x, &o);
+    return r;
+}
+
 static uint64_t axes_rec(mc_mlxfn_exp *x, const char *name, uint64_t a, int axis, const mc_meta *out)
 {
     uint64_t r = mc_mlxfn_begin(x, name, 1, &a);
@@ -945,6 +995,136 @@ static int ex_quantized_matmul(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, c
     return 0;
 }
 
+static int ex_gather_mm(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    const mc_gather_mm_params *p = n->params;
+    *id = mc_mlxfn_begin(x, "GatherMM", 4, in);
+    mc_wb_bool(mc_mlxfn_state(x), p->left_sorted);
+    mc_wb_bool(mc_mlxfn_state(x), p->right_sorted);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+/* Our masks are MLX's primitive's inputs (padded and broadcast by the op). */
+static int ex_block_masked_mm(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    *id = mc_mlxfn_begin(x, "BlockMaskedMM", n->n_in, in);
+    mc_wb_i32(mc_mlxfn_state(x), ((const mc_block_mm_params *)n->params)->block_size);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+/* ---- ops.h's rest, random ---- */
+
+static int ex_hadamard(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    *id = mc_mlxfn_begin(x, "Hadamard", 1, in);
+    mc_wb_f32(mc_mlxfn_state(x), ((const mc_hadamard_params *)n->params)->scale);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+static int ex_random_bits(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    const mc_random_bits_params *p = n->params;
+    *id = mc_mlxfn_begin(x, "RandomBits", 1, in);
+    mc_wb_ints(mc_mlxfn_state(x), p->ndim, p->shape);
+    mc_wb_i32(mc_mlxfn_state(x), p->width);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+/* ---- linalg ---- */
+
+/* MLX's factorizations. Ours pack a matrix's outputs along one last axis
+ * (prims_linalg.h), which the linalg ops slice; where MLX's primitive has
+ * several outputs, its record is followed by their packing (each output
+ * flattened per matrix, of the packed dtype, concatenated), so the slices
+ * after it read what they read here. */
+static int ex_linalg(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    const mc_linalg_params *p = n->params;
+    const mc_meta *a = &im[0];
+    int nb = a->ndim - 2, m = a->shape[nb], c = a->shape[nb + 1], k = m < c ? m : c;
+    mlx_dtype real = a->dtype == MLX_COMPLEX64 ? MLX_FLOAT32 : a->dtype;
+    mc_meta outs[3];
+    int n_out = 0;
+    const char *name = mc_prim_name(n->prim, n->params);
+    uint64_t r = mc_mlxfn_begin(x, name, 1, in);
+    mc_wb *st = mc_mlxfn_state(x);
+    switch (n->prim) {
+    case MC_PRIM_INVERSE:
+        mc_wb_bool(st, p->tri);
+        mc_wb_bool(st, p->upper);
+        break;
+    case MC_PRIM_CHOLESKY: mc_wb_bool(st, p->upper); break;
+    case MC_PRIM_QRF: /* Q (m x k), R (k x n) */
+        outs[0] = *a;
+        outs[0].shape[nb + 1] = k;
+        outs[1] = *a;
+        outs[1].shape[nb] = k;
+        n_out = 2;
+        break;
+    case MC_PRIM_SVD: /* U (m x m), S (k), Vt (n x n); S alone without vectors */
+        mc_wb_bool(st, p->vectors);
+        if (p->vectors) {
+            outs[0] = outs[1] = outs[2] = *a;
+            outs[0].shape[nb + 1] = m;
+            outs[1] = meta_with(real, nb + 1, a->shape);
+            outs[1].shape[nb] = k;
+            outs[2].shape[nb] = c;
+            n_out = 3;
+        }
+        break;
+    case MC_PRIM_EIG:
+    case MC_PRIM_EIGH: { /* values (n), vectors (n x n) */
+        if (n->prim == MC_PRIM_EIGH) {
+            char uplo[2] = {(char)p->uplo, 0};
+            mc_wb_string(st, uplo);
+        }
+        mc_wb_bool(st, p->vectors);
+        if (p->vectors) {
+            mlx_dtype vt = n->prim == MC_PRIM_EIG ? MLX_COMPLEX64 : a->dtype;
+            outs[0] = meta_with(n->prim == MC_PRIM_EIG ? MLX_COMPLEX64 : real, nb + 1, a->shape);
+            outs[1] = meta_with(vt, a->ndim, a->shape);
+            n_out = 2;
+        }
+        break;
+    }
+    default: return unsupported(x, n, "MLX 0.31 cannot read it back from a file");
+    }
+    if (!n_out) {
+        mc_mlxfn_end(x, n->meta);
+        *id = r;
+        return 0;
+    }
+    uint64_t ids[3];
+    mc_mlxfn_end_multi(x, r, n_out, outs, ids);
+    for (int i = 0; i < n_out; i++) { /* (batch..., elements) of the packed dtype */
+        mc_meta o = outs[i];
+        ids[i] = to_dtype(x, ids[i], &o, n->meta->dtype);
+        if (o.ndim == nb + 2) {
+            mc_meta f = o;
+            f.ndim = nb + 1;
+            f.shape[nb] = o.shape[nb] * o.shape[nb + 1];
+            uint64_t fl = mc_mlxfn_begin(x, "Flatten", 1, &ids[i]);
+            mc_wb_i32(mc_mlxfn_state(x), nb);
+            mc_wb_i32(mc_mlxfn_state(x), nb + 1);
+            mc_mlxfn_end(x, &f);
+            ids[i] = fl;
+            o = f;
+        }
+        outs[i] = o;
+    }
+    mc_meta packed;
+    *id = concat_rec(x, ids, outs, n_out, nb, &packed);
+    return 0;
+}
+
 /* ---- fast.h: MLX's CPU fallbacks, which MLX's CPU build runs ---- */
 
 /* mean over the last axis, kept; *out its meta. 0 on failure. */
@@ -996,53 +1176,6 @@ static int ex_norm(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta
         v = binop(x, "Add", v, n->meta, in[2], &im[2], n->meta);
     *id = v;
     return 0;
-}
-
-/* MLX's Arange record from start towards stop by step, of dtype. */
-static uint64_t arange_rec(mc_mlxfn_exp *x, int start, int stop, int step, mlx_dtype dtype)
-{
-    int len = (stop - start + step + (step > 0 ? -1 : 1)) / step;
-    mc_meta m = meta_with(dtype, 1, &len);
-    uint64_t r = mc_mlxfn_begin(x, "Arange", 0, NULL);
-    mc_wb *st = mc_mlxfn_state(x);
-    mc_wb_f64(st, start);
-    mc_wb_f64(st, stop);
-    mc_wb_f64(st, step);
-    mc_mlxfn_end(x, &m);
-    return r;
-}
-
-/* MLX's slice op: a Slice record (stop written as given), none when it
- * keeps all of m; *out gets the result's meta. Positive strides only. */
-static uint64_t slice_rec(mc_mlxfn_exp *x, uint64_t a, const mc_meta *m, const int *start, const int *stop,
-                          const int *strides, mc_meta *out)
-{
-    mc_meta o = *m;
-    for (int i = 0; i < m->ndim; i++)
-        o.shape[i] = (stop[i] - start[i] + strides[i] - 1) / strides[i];
-    *out = o;
-    if (same_shape(m, o.ndim, o.shape))
-        return a;
-    uint64_t r = mc_mlxfn_begin(x, "Slice", 1, &a);
-    mc_wb *st = mc_mlxfn_state(x);
-    mc_wb_ints(st, m->ndim, start);
-    mc_wb_ints(st, m->ndim, stop);
-    mc_wb_ints(st, m->ndim, strides);
-    mc_mlxfn_end(x, &o);
-    return r;
-}
-
-/* MLX's concatenate of ids[0..n) (metas m) along axis; *out its meta. */
-static uint64_t concat_rec(mc_mlxfn_exp *x, const uint64_t *ids, const mc_meta *m, int n, int axis, mc_meta *out)
-{
-    mc_meta o = m[0];
-    for (int i = 1; i < n; i++)
-        o.shape[axis] += m[i].shape[axis];
-    *out = o;
-    uint64_t r = mc_mlxfn_begin(x, "Concatenate", n, ids);
-    mc_wb_i32(mc_mlxfn_state(x), axis);
-    mc_mlxfn_end(x, &o);
-    return r;
 }
 
 /* (..., d0, d1, ...) with axis split into (a, b). */
@@ -1335,6 +1468,16 @@ mc_mlxfn_export_fn mc_mlxfn_exporter(int prim)
     case MC_PRIM_QUANTIZED_MATMUL: return ex_quantized_matmul;
     case MC_PRIM_RMS_NORM:
     case MC_PRIM_LAYER_NORM: return ex_norm;
+    case MC_PRIM_GATHER_MM: return ex_gather_mm;
+    case MC_PRIM_BLOCK_MASKED_MM: return ex_block_masked_mm;
+    case MC_PRIM_HADAMARD: return ex_hadamard;
+    case MC_PRIM_RANDOM_BITS: return ex_random_bits;
+    case MC_PRIM_INVERSE:
+    case MC_PRIM_CHOLESKY:
+    case MC_PRIM_QRF:
+    case MC_PRIM_SVD:
+    case MC_PRIM_EIG:
+    case MC_PRIM_EIGH: return ex_linalg;
     case MC_PRIM_ROPE: return ex_rope;
     case MC_PRIM_SDPA: return ex_sdpa;
     default: return NULL;

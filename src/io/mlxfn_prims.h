@@ -50,6 +50,9 @@ mc_mlxfn_export_fn mc_mlxfn_exporter(int prim);
 uint64_t mc_mlxfn_begin(mc_mlxfn_exp *x, const char *name, int n_in, const uint64_t *in_ids);
 mc_wb *mc_mlxfn_state(mc_mlxfn_exp *x);
 void mc_mlxfn_end(mc_mlxfn_exp *x, const mc_meta *out);
+/* Ends the record begun as id with n outputs (metas out): their ids in
+ * ids[0..n), ids[0] = id. */
+void mc_mlxfn_end_multi(mc_mlxfn_exp *x, uint64_t id, int n, const mc_meta *out, uint64_t *ids);
 /* A node with no state in one call. */
 uint64_t mc_mlxfn_node1(mc_mlxfn_exp *x, const char *name, int n_in, const uint64_t *in_ids, const mc_meta *out);
 /* A constant record of a 0-d array of dtype holding v (as astype converts

@@ -99,6 +99,27 @@ void mc_mlxfn_end(mc_mlxfn_exp *x, const mc_meta *out)
     x->n_records++;
 }
 
+void mc_mlxfn_end_multi(mc_mlxfn_exp *x, uint64_t id, int n, const mc_meta *out, uint64_t *ids)
+{
+    mc_wb *b = &x->tape;
+    /* the record's own id names its first output: MLX puts the record on
+     * its tape under that id, and maps every id to its output */
+    ids[0] = id;
+    for (int i = 1; i < n; i++)
+        ids[i] = x->w->next_id++;
+    mc_wb_u64(b, (uint64_t)(n - 1));
+    mc_wb_u64(b, (uint64_t)n);
+    for (int i = 0; i < n; i++)
+        mc_wb_u64(b, ids[i]);
+    mc_wb_u64(b, (uint64_t)n);
+    for (int i = 0; i < n; i++)
+        mc_wb_ints(b, out[i].ndim, out[i].shape);
+    mc_wb_u64(b, (uint64_t)n);
+    for (int i = 0; i < n; i++)
+        mc_wb_dtype(b, out[i].dtype);
+    x->n_records++;
+}
+
 uint64_t mc_mlxfn_node1(mc_mlxfn_exp *x, const char *name, int n_in, const uint64_t *in_ids, const mc_meta *out)
 {
     uint64_t id = mc_mlxfn_begin(x, name, n_in, in_ids);
