@@ -567,6 +567,70 @@ static void test_quantized_matmul_exports_in_every_mode(void **s)
     end_test();
 }
 
+/* ---- quantize, dequantize, depends, random draws ---- */
+
+static int quant_random_fn(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_stream st = tu_stream();
+    mlx_array w = arg(in, 0), key = arg(in, 1), lo = arg(in, 2), hi = arg(in, 3), loc = arg(in, 4);
+    mlx_vector_array out = mlx_vector_array_new();
+    mlx_optional_int none = {0, false}, b8 = {8, true}, g32 = {32, true};
+    int bits[2] = {4, 8};
+    for (int i = 0; i < 2; i++) {
+        mlx_vector_array q = mlx_vector_array_new();
+        mlx_optional_int nb = {bits[i], true};
+        mlx_quantize(&q, w, g32, nb, "affine", (mlx_array){NULL}, st);
+        mlx_array qw = arg(q, 0), sc = arg(q, 1), bi = arg(q, 2), d = mlx_array_new();
+        mlx_dequantize(&d, qw, sc, bi, g32, nb, "affine", (mlx_array){NULL}, (mlx_optional_dtype){0, false}, st);
+        push(out, qw);
+        push(out, sc);
+        push(out, bi);
+        push(out, d);
+        mlx_vector_array_free(q);
+    }
+    (void)none;
+    (void)b8;
+    /* depends: w's value once the key's draw below is computed */
+    int shape[2] = {4, 6};
+    mlx_array u = mlx_array_new(), u16 = mlx_array_new(), nrm = mlx_array_new(), nb = mlx_array_new();
+    mlx_random_uniform(&u, lo, hi, shape, 2, MLX_FLOAT32, key, st);
+    mlx_random_uniform(&u16, lo, hi, shape, 2, MLX_FLOAT16, key, st);
+    mlx_random_normal(&nrm, shape, 2, MLX_FLOAT32, 0.5f, 2.0f, key, st);
+    mlx_random_normal_broadcast(&nb, shape, 2, MLX_BFLOAT16, loc, (mlx_array){NULL}, key, st);
+    mlx_vector_array dep_in = mlx_vector_array_new_value(w), deps = mlx_vector_array_new_value(u),
+                     dep_out = mlx_vector_array_new();
+    mlx_depends(&dep_out, dep_in, deps);
+    push_all(out, dep_out);
+    push(out, u);
+    push(out, u16);
+    push(out, nrm);
+    push(out, nb);
+    mlx_vector_array_free(dep_in);
+    mlx_vector_array_free(deps);
+    TU_FREE(w, key, lo, hi, loc);
+    return finish(res, out);
+}
+
+static void test_quantize_dequantize_depends_and_draws_export_as_mlx_writes_them(void **s)
+{
+    (void)s;
+    int ws[2] = {4, 64}, ks[1] = {2}, ls[1] = {6}, one[1] = {1};
+    uint32_t kv[2] = {3, 1234567};
+    float lov[1] = {-2.0f}, hiv[6] = {1, 2, 3, 4, 5, 6};
+    mlx_array w = seq(256, ws, 2, 0.1f), key = mlx_array_new_data(kv, ks, 1, MLX_UINT32);
+    mlx_array lo = tu_f32(lov, one, 1), hi = tu_f32(hiv, ls, 1), loc = seq(6, ls, 1, 1.0f);
+    mlx_vector_array call = args2(w, key);
+    mlx_vector_array_append_value(call, lo);
+    mlx_vector_array_append_value(call, hi);
+    mlx_vector_array_append_value(call, loc);
+    mlx_closure fun = mlx_closure_new_func(quant_random_fn);
+    round_trip("w_quant_random", fun, &call, 1, false);
+    mlx_closure_free(fun);
+    mlx_vector_array_free(call);
+    TU_FREE(w, key, lo, hi, loc);
+    end_test();
+}
+
 /* ---- setup ---- */
 
 static int setup(void **state)
@@ -608,6 +672,8 @@ int main(void)
         cmocka_unit_test_teardown(test_products_hadamard_and_random_bits_export_as_mlx_primitives,
                                   tu_test_teardown),
         cmocka_unit_test_teardown(test_quantized_matmul_exports_in_every_mode, tu_test_teardown),
+        cmocka_unit_test_teardown(test_quantize_dequantize_depends_and_draws_export_as_mlx_writes_them,
+                                  tu_test_teardown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

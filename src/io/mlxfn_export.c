@@ -1038,6 +1038,135 @@ static int ex_random_bits(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const 
     return 0;
 }
 
+/* MLX's uniform over [0, 1) of dtype t (mlx/random.cpp): 32 random bits as
+ * float32, / 2^32, capped below 1 (the largest value below 1 of t), as t.
+ * 0 on failure (reported). */
+static uint64_t unit_uniform(mc_mlxfn_exp *x, uint64_t key, const mc_meta *out, mlx_dtype t)
+{
+    static const double below_one[] = {0.99999994039535522, 0.99951171875, 0.99609375};
+    double upper = below_one[t == MLX_FLOAT16 ? 1 : t == MLX_BFLOAT16 ? 2 : 0];
+    mc_meta bm = *out;
+    bm.dtype = MLX_UINT32;
+    uint64_t b = mc_mlxfn_begin(x, "RandomBits", 1, &key);
+    mc_wb_ints(mc_mlxfn_state(x), out->ndim, out->shape);
+    mc_wb_i32(mc_mlxfn_state(x), 4);
+    mc_mlxfn_end(x, &bm);
+    b = to_dtype(x, b, &bm, MLX_FLOAT32);
+    if (!(b = scalar_op(x, "Divide", b, &bm, 4294967295.0)) || !(b = scalar_op(x, "Minimum", b, &bm, upper)))
+        return 0;
+    return to_dtype(x, b, &bm, t);
+}
+
+/* RandomDist is ours (a fused draw); MLX writes the ops it fuses. */
+static int ex_random_dist(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    const mc_random_dist_params *p = n->params;
+    const mc_meta *out = n->meta;
+    mlx_dtype t = p->dtype;
+    if (p->kind == MC_RD_UNIFORM) { /* range * u + low */
+        uint64_t u = unit_uniform(x, in[0], out, t);
+        if (!u)
+            return 1;
+        u = binop(x, "Multiply", in[2], &im[2], u, out, out);
+        *id = binop(x, "Add", u, out, in[1], &im[1], out);
+        return 0;
+    }
+    if (p->kind != MC_RD_NORMAL)
+        return unsupported(x, n, "this distribution's composition is not written yet");
+    /* erfinv(uniform(nextafter(-1, 0), 1) in float32) as t, times p0, plus
+     * p1 if given */
+    mc_meta m0 = meta_with(MLX_FLOAT32, 0, NULL), fm = *out;
+    fm.dtype = MLX_FLOAT32;
+    uint64_t lo = mc_mlxfn_scalar(x, -0.99999994039535522, MLX_FLOAT32);
+    uint64_t hi = mc_mlxfn_scalar(x, 1.0, MLX_FLOAT32);
+    uint64_t u = lo && hi ? unit_uniform(x, in[0], out, MLX_FLOAT32) : 0;
+    if (!u)
+        return 1;
+    uint64_t range = binop(x, "Subtract", hi, &m0, lo, &m0, &m0);
+    u = binop(x, "Multiply", range, &m0, u, &fm, &fm);
+    u = binop(x, "Add", u, &fm, lo, &m0, &fm);
+    uint64_t e = to_dtype(x, mc_mlxfn_node1(x, "ErfInv", 1, &u, &fm), &fm, t);
+    e = binop(x, "Multiply", in[1], &im[1], e, out, out);
+    if (p->n_params > 1)
+        e = binop(x, "Add", in[2], &im[2], e, out, out);
+    *id = e;
+    return 0;
+}
+
+/* ---- quantization ---- */
+
+/* Affine quantization is MLX's fast::Quantize on every device (its three
+ * outputs; ours is one node per output, so each writes the record and
+ * takes its own). The fp modes run as a composition on MLX's CPU. */
+static int ex_quantize(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    const mc_quant_params *p = n->params;
+    if (p->mode != MC_QMODE_AFFINE)
+        return unsupported(x, n, "MLX's CPU build quantizes the fp modes with a composition not written yet");
+    mc_meta outs[3] = {im[0], im[0], im[0]};
+    int last = im[0].ndim - 1;
+    outs[0].dtype = MLX_UINT32;
+    outs[0].shape[last] = im[0].shape[last] * p->bits / 32;
+    outs[1].shape[last] = outs[2].shape[last] = im[0].shape[last] / p->group_size;
+    uint64_t r = mc_mlxfn_begin(x, "Quantize", 1, in), ids[3];
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_i32(st, p->group_size);
+    mc_wb_i32(st, p->bits);
+    mc_wb_i32(st, p->mode);
+    mc_wb_bool(st, false); /* quantize, not dequantize */
+    mc_mlxfn_end_multi(x, r, 3, outs, ids);
+    *id = ids[p->which];
+    return 0;
+}
+
+/* MLX's affine dequantize on the CPU (mlx/ops.cpp): each code shifted out
+ * of its uint32 word, the codes grouped, times the group's scale plus its
+ * bias. */
+static int ex_dequantize(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    const mc_quant_params *p = n->params;
+    int bits = p->bits;
+    if (p->mode != MC_QMODE_AFFINE || (bits & (bits - 1)))
+        return unsupported(x, n, "only affine dequantization by a power-of-two width is written yet");
+    const mc_meta *w = &im[0], *sc = &im[1];
+    mlx_dtype t = sc->dtype;
+    int nd = w->ndim, per = 32 / bits;
+    uint64_t parts[32];
+    mc_meta pm[32];
+    for (int k = 0; k < per; k++) {
+        uint64_t a[2] = {in[0], mc_mlxfn_scalar(x, 32 - (k * bits + bits), MLX_UINT32)};
+        uint64_t b[2] = {0, mc_mlxfn_scalar(x, 32 - bits, MLX_UINT32)};
+        if (!a[1] || !b[1])
+            return 1;
+        mc_meta m2[2] = {*w, meta_with(MLX_UINT32, 0, NULL)};
+        bcast_n(x, a, m2, 2, w);
+        b[0] = mc_mlxfn_begin(x, "BitwiseBinary", 2, a);
+        mc_wb_i32(mc_mlxfn_state(x), 3); /* LeftShift */
+        mc_mlxfn_end(x, w);
+        bcast_n(x, b, m2, 2, w);
+        uint64_t r = mc_mlxfn_begin(x, "BitwiseBinary", 2, b);
+        mc_wb_i32(mc_mlxfn_state(x), 4); /* RightShift */
+        mc_mlxfn_end(x, w);
+        pm[k] = *w;
+        parts[k] = expand_rec(x, r, &pm[k], nd);
+    }
+    mc_meta cm;
+    uint64_t c = concat_rec(x, parts, pm, per, nd, &cm);
+    int gshape[MC_MAX_NDIM];
+    memcpy(gshape, w->shape, sizeof(int) * (size_t)(nd - 1));
+    gshape[nd - 1] = sc->shape[nd - 1];
+    gshape[nd] = p->group_size;
+    c = reshape(x, c, &cm, nd + 1, gshape);
+    mc_meta gm = meta_with(t, nd + 1, gshape), em = *sc, bm = im[2];
+    cm = meta_with(MLX_UINT32, nd + 1, gshape);
+    c = to_dtype(x, c, &cm, t);
+    uint64_t se = expand_rec(x, in[1], &em, nd), be = expand_rec(x, in[2], &bm, nd);
+    c = binop(x, "Multiply", c, &gm, se, &em, &gm);
+    c = binop(x, "Add", c, &gm, be, &bm, &gm);
+    *id = reshape(x, c, &gm, n->meta->ndim, n->meta->shape);
+    return 0;
+}
+
 /* ---- linalg ---- */
 
 /* MLX's factorizations. Ours pack a matrix's outputs along one last axis
@@ -1226,7 +1355,8 @@ static int ex_rope(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta
         int lead = 1;
         for (int i = 1; i < xm.ndim - 2; i++)
             lead *= xm.shape[i];
-        mc_meta f = meta_with(xm.dtype, 4, (int[]){xm.shape[0], lead, xm.shape[xm.ndim - 2], xm.shape[xm.ndim - 1]});
+        mc_meta f =
+            meta_with(xm.dtype, 4, (int[]){xm.shape[0], lead, xm.shape[xm.ndim - 2], xm.shape[xm.ndim - 1]});
         uint64_t r = mc_mlxfn_begin(x, "Flatten", 1, &xi);
         mc_wb_i32(mc_mlxfn_state(x), 1);
         mc_wb_i32(mc_mlxfn_state(x), xm.ndim - 3);
@@ -1472,6 +1602,10 @@ mc_mlxfn_export_fn mc_mlxfn_exporter(int prim)
     case MC_PRIM_BLOCK_MASKED_MM: return ex_block_masked_mm;
     case MC_PRIM_HADAMARD: return ex_hadamard;
     case MC_PRIM_RANDOM_BITS: return ex_random_bits;
+    case MC_PRIM_RANDOM_DIST: return ex_random_dist;
+    case MC_PRIM_QUANTIZE: return ex_quantize;
+    case MC_PRIM_DEQUANTIZE: return ex_dequantize;
+    case MC_PRIM_DEPENDS: return ex_plain;
     case MC_PRIM_INVERSE:
     case MC_PRIM_CHOLESKY:
     case MC_PRIM_QRF:
