@@ -38,6 +38,17 @@ static void assert_close(mlx_array got, mlx_array want, const char *what)
         fail_msg("%s: shape differs", what);
     assert_int_equal(mlx_array_eval(got), 0);
     assert_int_equal(mlx_array_eval(want), 0);
+    if (dt == MLX_COMPLEX64) { /* each part */
+        mlx_array gp = mlx_array_new(), wp = mlx_array_new();
+        mlx_real(&gp, got, tu_stream());
+        mlx_real(&wp, want, tu_stream());
+        assert_close(gp, wp, what);
+        mlx_imag(&gp, got, tu_stream());
+        mlx_imag(&wp, want, tu_stream());
+        assert_close(gp, wp, what);
+        TU_FREE(gp, wp);
+        return;
+    }
     bool fl = dt == MLX_FLOAT16 || dt == MLX_BFLOAT16 || dt == MLX_FLOAT32 || dt == MLX_FLOAT64;
     double rtol = dt == MLX_FLOAT16 || dt == MLX_BFLOAT16 ? 1e-2 : 1e-4;
     for (size_t i = 0; i < mlx_array_size(want); i++) {
@@ -631,6 +642,61 @@ static void test_quantize_dequantize_depends_and_draws_export_as_mlx_writes_them
     end_test();
 }
 
+/* ---- diagonal, permutation, gather_qmm, eig ---- */
+
+static int misc_fn(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_stream st = tu_stream();
+    mlx_array a = arg(in, 0), key = arg(in, 1), x = arg(in, 2), w = arg(in, 3), m = arg(in, 4);
+    mlx_vector_array out = mlx_vector_array_new();
+    mlx_array r[6];
+    for (int k = 0; k < 6; k++)
+        r[k] = mlx_array_new();
+    mlx_diagonal(&r[0], a, 1, 0, 2, st);
+    mlx_diagonal(&r[1], a, -1, 2, 1, st);
+    mlx_random_permutation_arange(&r[2], 7, key, st);
+    mlx_random_permutation(&r[3], a, 1, key, st);
+    /* gather_qmm: x (2, 1, 64) rows against the quantized w's batch entries */
+    mlx_vector_array q = mlx_vector_array_new();
+    mlx_optional_int none = {0, false};
+    mlx_quantize(&q, w, none, none, "affine", (mlx_array){NULL}, st);
+    mlx_array qw = arg(q, 0), sc = arg(q, 1), bi = arg(q, 2);
+    uint32_t iv[2] = {1, 0};
+    int is[1] = {2};
+    mlx_array idx = mlx_array_new_data(iv, is, 1, MLX_UINT32);
+    mlx_gather_qmm(&r[4], x, qw, sc, bi, (mlx_array){NULL}, idx, true, none, none, "affine", false, st);
+    mlx_linalg_eigvals(&r[5], m, st);
+    for (int k = 0; k < 6; k++)
+        push(out, r[k]);
+    mlx_array vals = mlx_array_new(), vecs = mlx_array_new();
+    mlx_linalg_eig(&vals, &vecs, m, st);
+    push(out, vals);
+    push(out, vecs);
+    mlx_vector_array_free(q);
+    TU_FREE(a, key, x, w, m, qw, sc, bi, idx);
+    return finish(res, out);
+}
+
+static void test_diagonal_permutation_gather_qmm_and_eig_export(void **s)
+{
+    (void)s;
+    int as[3] = {3, 4, 5}, ks[1] = {2}, xs[3] = {2, 1, 64}, ws[3] = {2, 8, 64}, ms[2] = {3, 3};
+    uint32_t kv[2] = {5, 77};
+    float mv[9] = {1, 2, 0, -1, 3, 1, 0.5f, 0, 2}; /* complex eigenvalues */
+    mlx_array a = seq(60, as, 3, 0.5f), key = mlx_array_new_data(kv, ks, 1, MLX_UINT32);
+    mlx_array x = seq(128, xs, 3, 0.05f), w = seq(1024, ws, 3, 0.1f), m = tu_f32(mv, ms, 2);
+    mlx_vector_array call = args2(a, key);
+    mlx_vector_array_append_value(call, x);
+    mlx_vector_array_append_value(call, w);
+    mlx_vector_array_append_value(call, m);
+    mlx_closure fun = mlx_closure_new_func(misc_fn);
+    round_trip("w_misc", fun, &call, 1, false);
+    mlx_closure_free(fun);
+    mlx_vector_array_free(call);
+    TU_FREE(a, key, x, w, m);
+    end_test();
+}
+
 /* ---- setup ---- */
 
 static int setup(void **state)
@@ -674,6 +740,7 @@ int main(void)
         cmocka_unit_test_teardown(test_quantized_matmul_exports_in_every_mode, tu_test_teardown),
         cmocka_unit_test_teardown(test_quantize_dequantize_depends_and_draws_export_as_mlx_writes_them,
                                   tu_test_teardown),
+        cmocka_unit_test_teardown(test_diagonal_permutation_gather_qmm_and_eig_export, tu_test_teardown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

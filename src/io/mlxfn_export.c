@@ -309,6 +309,53 @@ static int ex_plain(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_met
     return 0;
 }
 
+/* MLX's Arange record from start towards stop by step, of dtype. */
+static uint64_t arange_rec(mc_mlxfn_exp *x, int start, int stop, int step, mlx_dtype dtype)
+{
+    int len = (stop - start + step + (step > 0 ? -1 : 1)) / step;
+    mc_meta m = meta_with(dtype, 1, &len);
+    uint64_t r = mc_mlxfn_begin(x, "Arange", 0, NULL);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_f64(st, start);
+    mc_wb_f64(st, stop);
+    mc_wb_f64(st, step);
+    mc_mlxfn_end(x, &m);
+    return r;
+}
+
+/* MLX's slice op: a Slice record (stop written as given), none when it
+ * keeps all of m; *out gets the result's meta. Positive strides only. */
+static uint64_t slice_rec(mc_mlxfn_exp *x, uint64_t a, const mc_meta *m, const int *start, const int *stop,
+                          const int *strides, mc_meta *out)
+{
+    mc_meta o = *m;
+    for (int i = 0; i < m->ndim; i++)
+        o.shape[i] = (stop[i] - start[i] + strides[i] - 1) / strides[i];
+    *out = o;
+    if (same_shape(m, o.ndim, o.shape))
+        return a;
+    uint64_t r = mc_mlxfn_begin(x, "Slice", 1, &a);
+    mc_wb *st = mc_mlxfn_state(x);
+    mc_wb_ints(st, m->ndim, start);
+    mc_wb_ints(st, m->ndim, stop);
+    mc_wb_ints(st, m->ndim, strides);
+    mc_mlxfn_end(x, &o);
+    return r;
+}
+
+/* MLX's concatenate of ids[0..n) (metas m) along axis; *out its meta. */
+static uint64_t concat_rec(mc_mlxfn_exp *x, const uint64_t *ids, const mc_meta *m, int n, int axis, mc_meta *out)
+{
+    mc_meta o = m[0];
+    for (int i = 1; i < n; i++)
+        o.shape[axis] += m[i].shape[axis];
+    *out = o;
+    uint64_t r = mc_mlxfn_begin(x, "Concatenate", n, ids);
+    mc_wb_i32(mc_mlxfn_state(x), axis);
+    mc_mlxfn_end(x, &o);
+    return r;
+}
+
 /* ---- dtypes and views ---- */
 
 static int ex_astype(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
@@ -399,6 +446,49 @@ static int ex_slice(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_met
     if (slice_state(x, n->params, &im[0]))
         return 1;
     mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+/* MLX's diagonal (mlx/ops.cpp): a Gather at (arange, arange) over the two
+ * axes, those axes squeezed, the diagonal's axis moved last. */
+static int ex_diagonal(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    const mc_diagonal_params *p = n->params;
+    const mc_meta *a = &im[0];
+    int nd = a->ndim, ax1 = p->axis1 < 0 ? p->axis1 + nd : p->axis1, ax2 = p->axis2 < 0 ? p->axis2 + nd : p->axis2;
+    int off1 = p->offset < 0 ? -p->offset : 0, off2 = p->offset > 0 ? p->offset : 0;
+    int len = n->meta->shape[n->meta->ndim - 1];
+    uint64_t args[3] = {in[0], arange_rec(x, off1, off1 + len, 1, MLX_INT32),
+                        arange_rec(x, off2, off2 + len, 1, MLX_INT32)};
+    int axes[2] = {ax1, ax2}, sizes[MC_MAX_NDIM];
+    mc_meta g = *a;
+    g.ndim = nd + 1;
+    g.shape[0] = len;
+    for (int i = 0; i < nd; i++)
+        g.shape[i + 1] = sizes[i] = i == ax1 || i == ax2 ? 1 : a->shape[i];
+    uint64_t r = mc_mlxfn_begin(x, "Gather", 3, args);
+    mc_wb_ints(mc_mlxfn_state(x), 2, axes);
+    mc_wb_ints(mc_mlxfn_state(x), nd, sizes);
+    mc_mlxfn_end(x, &g);
+    int sq[2] = {ax1 < ax2 ? ax1 + 1 : ax2 + 1, ax1 < ax2 ? ax2 + 1 : ax1 + 1};
+    mc_meta q = g;
+    q.ndim = 0;
+    for (int i = 0; i < g.ndim; i++)
+        if (i != sq[0] && i != sq[1])
+            q.shape[q.ndim++] = g.shape[i];
+    r = mc_mlxfn_begin(x, "Squeeze", 1, &r);
+    mc_wb_ints(mc_mlxfn_state(x), 2, sq); /* sorted, as MLX's squeeze */
+    mc_mlxfn_end(x, &q);
+    if (q.ndim > 1) {
+        int perm[MC_MAX_NDIM];
+        for (int i = 0; i < q.ndim - 1; i++)
+            perm[i] = i + 1;
+        perm[q.ndim - 1] = 0;
+        r = mc_mlxfn_begin(x, "Transpose", 1, &r);
+        mc_wb_ints(mc_mlxfn_state(x), q.ndim, perm);
+        mc_mlxfn_end(x, n->meta);
+    }
+    *id = r;
     return 0;
 }
 
@@ -735,53 +825,6 @@ static int ex_numel(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_met
     return 0;
 }
 
-/* MLX's Arange record from start towards stop by step, of dtype. */
-static uint64_t arange_rec(mc_mlxfn_exp *x, int start, int stop, int step, mlx_dtype dtype)
-{
-    int len = (stop - start + step + (step > 0 ? -1 : 1)) / step;
-    mc_meta m = meta_with(dtype, 1, &len);
-    uint64_t r = mc_mlxfn_begin(x, "Arange", 0, NULL);
-    mc_wb *st = mc_mlxfn_state(x);
-    mc_wb_f64(st, start);
-    mc_wb_f64(st, stop);
-    mc_wb_f64(st, step);
-    mc_mlxfn_end(x, &m);
-    return r;
-}
-
-/* MLX's slice op: a Slice record (stop written as given), none when it
- * keeps all of m; *out gets the result's meta. Positive strides only. */
-static uint64_t slice_rec(mc_mlxfn_exp *x, uint64_t a, const mc_meta *m, const int *start, const int *stop,
-                          const int *strides, mc_meta *out)
-{
-    mc_meta o = *m;
-    for (int i = 0; i < m->ndim; i++)
-        o.shape[i] = (stop[i] - start[i] + strides[i] - 1) / strides[i];
-    *out = o;
-    if (same_shape(m, o.ndim, o.shape))
-        return a;
-    uint64_t r = mc_mlxfn_begin(x, "Slice", 1, &a);
-    mc_wb *st = mc_mlxfn_state(x);
-    mc_wb_ints(st, m->ndim, start);
-    mc_wb_ints(st, m->ndim, stop);
-    mc_wb_ints(st, m->ndim, strides);
-    mc_mlxfn_end(x, &o);
-    return r;
-}
-
-/* MLX's concatenate of ids[0..n) (metas m) along axis; *out its meta. */
-static uint64_t concat_rec(mc_mlxfn_exp *x, const uint64_t *ids, const mc_meta *m, int n, int axis, mc_meta *out)
-{
-    mc_meta o = m[0];
-    for (int i = 1; i < n; i++)
-        o.shape[axis] += m[i].shape[axis];
-    *out = o;
-    uint64_t r = mc_mlxfn_begin(x, "Concatenate", n, ids);
-    mc_wb_i32(mc_mlxfn_state(x), axis);
-    mc_mlxfn_end(x, &o);
-    return r;
-}
-
 static uint64_t axes_rec(mc_mlxfn_exp *x, const char *name, uint64_t a, int axis, const mc_meta *out)
 {
     uint64_t r = mc_mlxfn_begin(x, name, 1, &a);
@@ -1090,6 +1133,22 @@ static int ex_random_dist(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const 
     if (p->n_params > 1)
         e = binop(x, "Add", in[2], &im[2], e, out, out);
     *id = e;
+    return 0;
+}
+
+/* MLX's permutation of n: argsort of n random words. */
+static int ex_random_permutation(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    int len = ((const mc_random_perm_params *)n->params)->n, axis = 0;
+    mc_meta bm = meta_with(MLX_UINT32, 1, &len);
+    uint64_t b = mc_mlxfn_begin(x, "RandomBits", 1, in);
+    mc_wb_ints(mc_mlxfn_state(x), 1, &len);
+    mc_wb_i32(mc_mlxfn_state(x), 4);
+    mc_mlxfn_end(x, &bm);
+    *id = mc_mlxfn_begin(x, "ArgSort", 1, &b);
+    mc_wb_i32(mc_mlxfn_state(x), axis);
+    mc_mlxfn_end(x, n->meta);
     return 0;
 }
 
@@ -1603,6 +1662,8 @@ mc_mlxfn_export_fn mc_mlxfn_exporter(int prim)
     case MC_PRIM_HADAMARD: return ex_hadamard;
     case MC_PRIM_RANDOM_BITS: return ex_random_bits;
     case MC_PRIM_RANDOM_DIST: return ex_random_dist;
+    case MC_PRIM_RANDOM_PERMUTATION: return ex_random_permutation;
+    case MC_PRIM_DIAGONAL: return ex_diagonal;
     case MC_PRIM_QUANTIZE: return ex_quantize;
     case MC_PRIM_DEQUANTIZE: return ex_dequantize;
     case MC_PRIM_DEPENDS: return ex_plain;
