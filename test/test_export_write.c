@@ -608,6 +608,13 @@ static int quant_random_fn(mlx_vector_array *res, const mlx_vector_array in)
     mlx_random_uniform(&u16, lo, hi, shape, 2, MLX_FLOAT16, key, st);
     mlx_random_normal(&nrm, shape, 2, MLX_FLOAT32, 0.5f, 2.0f, key, st);
     mlx_random_normal_broadcast(&nb, shape, 2, MLX_BFLOAT16, loc, (mlx_array){NULL}, key, st);
+    mlx_array gb = mlx_array_new(), lp = mlx_array_new(), lp16 = mlx_array_new();
+    mlx_random_gumbel(&gb, shape, 2, MLX_FLOAT32, key, st);
+    mlx_random_laplace(&lp, shape, 2, MLX_FLOAT32, 1.5f, 0.5f, key, st);
+    mlx_random_laplace(&lp16, shape, 2, MLX_FLOAT16, 0.0f, 1.0f, key, st);
+    push(out, gb);
+    push(out, lp);
+    push(out, lp16);
     mlx_vector_array dep_in = mlx_vector_array_new_value(w), deps = mlx_vector_array_new_value(u),
                      dep_out = mlx_vector_array_new();
     mlx_depends(&dep_out, dep_in, deps);

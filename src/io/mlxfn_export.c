@@ -1100,40 +1100,89 @@ static uint64_t unit_uniform(mc_mlxfn_exp *x, uint64_t key, const mc_meta *out, 
     return to_dtype(x, b, &bm, t);
 }
 
-/* RandomDist is ours (a fused draw); MLX writes the ops it fuses. */
+/* MLX's uniform(lo, hi) of dtype t with constant bounds: range * u + lo,
+ * range = hi - lo written as MLX writes it (a Subtract of constants). */
+static uint64_t uniform_const(mc_mlxfn_exp *x, uint64_t key, const mc_meta *shape, double lo, double hi,
+                              mlx_dtype t)
+{
+    mc_meta m0 = meta_with(t, 0, NULL), um = *shape;
+    um.dtype = t;
+    uint64_t l = mc_mlxfn_scalar(x, lo, t), h = l ? mc_mlxfn_scalar(x, hi, t) : 0;
+    uint64_t u = h ? unit_uniform(x, key, shape, t) : 0;
+    if (!u)
+        return 0;
+    uint64_t range = binop(x, "Subtract", h, &m0, l, &m0, &m0);
+    u = binop(x, "Multiply", range, &m0, u, &um, &um);
+    return binop(x, "Add", u, &um, l, &m0, &um);
+}
+
+/* RandomDist is ours (a fused draw); MLX writes the ops it fuses
+ * (mlx/random.cpp), which this writes. */
 static int ex_random_dist(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
     const mc_random_dist_params *p = n->params;
     const mc_meta *out = n->meta;
     mlx_dtype t = p->dtype;
-    if (p->kind == MC_RD_UNIFORM) { /* range * u + low */
-        uint64_t u = unit_uniform(x, in[0], out, t);
-        if (!u)
+    const double below_minus_one = -0.99999994039535522; /* nextafter(-1, 0) in float32 */
+    mc_meta fm = *out;
+    fm.dtype = MLX_FLOAT32;
+    uint64_t u, e;
+    switch (p->kind) {
+    case MC_RD_UNIFORM: /* range * u + low, both given in t */
+        if (!(u = unit_uniform(x, in[0], out, t)))
             return 1;
         u = binop(x, "Multiply", in[2], &im[2], u, out, out);
         *id = binop(x, "Add", u, out, in[1], &im[1], out);
         return 0;
+    case MC_RD_NORMAL: /* erfinv(uniform(-1+, 1) in float32) as t, times p0, plus p1 */
+        if (!(u = uniform_const(x, in[0], out, below_minus_one, 1.0, MLX_FLOAT32)))
+            return 1;
+        e = to_dtype(x, mc_mlxfn_node1(x, "ErfInv", 1, &u, &fm), &fm, t);
+        e = binop(x, "Multiply", in[1], &im[1], e, out, out);
+        if (p->n_params > 1)
+            e = binop(x, "Add", in[2], &im[2], e, out, out);
+        *id = e;
+        return 0;
+    case MC_RD_GUMBEL: /* -log(-log(uniform(0, 1) in t)) */
+        if (!(u = uniform_const(x, in[0], out, 0.0, 1.0, t)))
+            return 1;
+        for (int k = 0; k < 2; k++) {
+            uint64_t l = mc_mlxfn_begin(x, "Log", 1, &u);
+            mc_wb_i32(mc_mlxfn_state(x), 2); /* natural */
+            mc_mlxfn_end(x, out);
+            u = mc_mlxfn_node1(x, "Negative", 1, &l, out);
+        }
+        *id = u;
+        return 0;
+    case MC_RD_LAPLACE: { /* sign(v) * log1p(-1 * |v|), v uniform(-1+, 1) in float32 */
+        if (!(u = uniform_const(x, in[0], out, below_minus_one, 1.0, MLX_FLOAT32)))
+            return 1;
+        mlx_dtype pt = t == MLX_FLOAT64 ? MLX_FLOAT64 : MLX_FLOAT32; /* t promoted with float32 */
+        mc_meta am = fm, m0 = meta_with(t, 0, NULL), sm = fm;
+        uint64_t a = to_dtype(x, mc_mlxfn_node1(x, "Abs", 1, &u, &fm), &am, pt);
+        uint64_t k = mc_mlxfn_scalar(x, -1.0, t);
+        if (!k)
+            return 1;
+        k = to_dtype(x, k, &m0, pt);
+        uint64_t l = mc_mlxfn_node1(x, "Log1p", 1, &(uint64_t){binop(x, "Multiply", k, &m0, a, &am, &am)}, &am);
+        uint64_t sg = to_dtype(x, mc_mlxfn_node1(x, "Sign", 1, &u, &fm), &sm, pt);
+        e = binop(x, "Multiply", sg, &sm, l, &am, &am);
+        e = to_dtype(x, e, &am, t);
+        if (p->has_scale && p->scale != 1.0f) {
+            uint64_t c = mc_mlxfn_scalar(x, p->scale, t);
+            mc_meta c0 = meta_with(t, 0, NULL);
+            e = c ? binop(x, "Multiply", c, &c0, e, out, out) : 0;
+        }
+        if (e && p->has_loc && p->loc != 0.0f) {
+            uint64_t c = mc_mlxfn_scalar(x, p->loc, t);
+            mc_meta c0 = meta_with(t, 0, NULL);
+            e = c ? binop(x, "Add", c, &c0, e, out, out) : 0;
+        }
+        *id = e;
+        return !e;
     }
-    if (p->kind != MC_RD_NORMAL)
-        return unsupported(x, n, "this distribution's composition is not written yet");
-    /* erfinv(uniform(nextafter(-1, 0), 1) in float32) as t, times p0, plus
-     * p1 if given */
-    mc_meta m0 = meta_with(MLX_FLOAT32, 0, NULL), fm = *out;
-    fm.dtype = MLX_FLOAT32;
-    uint64_t lo = mc_mlxfn_scalar(x, -0.99999994039535522, MLX_FLOAT32);
-    uint64_t hi = mc_mlxfn_scalar(x, 1.0, MLX_FLOAT32);
-    uint64_t u = lo && hi ? unit_uniform(x, in[0], out, MLX_FLOAT32) : 0;
-    if (!u)
-        return 1;
-    uint64_t range = binop(x, "Subtract", hi, &m0, lo, &m0, &m0);
-    u = binop(x, "Multiply", range, &m0, u, &fm, &fm);
-    u = binop(x, "Add", u, &fm, lo, &m0, &fm);
-    uint64_t e = to_dtype(x, mc_mlxfn_node1(x, "ErfInv", 1, &u, &fm), &fm, t);
-    e = binop(x, "Multiply", in[1], &im[1], e, out, out);
-    if (p->n_params > 1)
-        e = binop(x, "Add", in[2], &im[2], e, out, out);
-    *id = e;
-    return 0;
+    default: return unsupported(x, n, "this distribution's composition is not written yet");
+    }
 }
 
 /* MLX's permutation of n: argsort of n random words. */
