@@ -612,6 +612,9 @@ static int quant_random_fn(mlx_vector_array *res, const mlx_vector_array in)
     mlx_random_gumbel(&gb, shape, 2, MLX_FLOAT32, key, st);
     mlx_random_laplace(&lp, shape, 2, MLX_FLOAT32, 1.5f, 0.5f, key, st);
     mlx_random_laplace(&lp16, shape, 2, MLX_FLOAT16, 0.0f, 1.0f, key, st);
+    mlx_array tn = mlx_array_new();
+    mlx_random_truncated_normal(&tn, lo, hi, shape, 2, MLX_FLOAT32, key, st);
+    push(out, tn);
     push(out, gb);
     push(out, lp);
     push(out, lp16);

@@ -1181,7 +1181,26 @@ static int ex_random_dist(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const 
         *id = e;
         return !e;
     }
-    default: return unsupported(x, n, "this distribution's composition is not written yet");
+    case MC_RD_TRUNCATED: { /* max(min(hi, s2 erfinv(uniform(erf(lo / s2), erf(hi / s2)))), lo) */
+        mc_meta m0 = meta_with(t, 0, NULL), lm = im[1], hm = im[2];
+        uint64_t s2 = mc_mlxfn_scalar(x, sqrt(2.0), t);
+        if (!s2)
+            return 1;
+        uint64_t a = mc_mlxfn_node1(x, "Erf", 1, &(uint64_t){binop(x, "Divide", in[1], &lm, s2, &m0, &lm)}, &lm);
+        uint64_t b = mc_mlxfn_node1(x, "Erf", 1, &(uint64_t){binop(x, "Divide", in[2], &hm, s2, &m0, &hm)}, &hm);
+        const mc_meta *rm = lm.ndim >= hm.ndim ? &lm : &hm; /* one element each, or the output's shape */
+        if (!same_shape(&lm, rm->ndim, rm->shape) || !same_shape(&hm, rm->ndim, rm->shape))
+            rm = out;
+        uint64_t range = binop(x, "Subtract", b, &hm, a, &lm, rm);
+        if (!(u = unit_uniform(x, in[0], out, t)))
+            return 1;
+        u = binop(x, "Add", binop(x, "Multiply", range, rm, u, out, out), out, a, &lm, out);
+        e = binop(x, "Multiply", s2, &m0, mc_mlxfn_node1(x, "ErfInv", 1, &u, out), out, out);
+        e = binop(x, "Minimum", in[2], &hm, e, out, out);
+        *id = binop(x, "Maximum", e, out, in[1], &lm, out);
+        return 0;
+    }
+    default: return unsupported(x, n, "no MLX composition is known for this distribution");
     }
 }
 
