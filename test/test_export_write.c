@@ -707,6 +707,49 @@ static void test_diagonal_permutation_gather_qmm_and_eig_export(void **s)
     end_test();
 }
 
+/* ---- what random.h and linalg.h build on those ---- */
+
+static int built_fn(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_stream st = tu_stream();
+    mlx_array key = arg(in, 0), logits = arg(in, 1), p = arg(in, 2), a = arg(in, 3);
+    mlx_vector_array out = mlx_vector_array_new();
+    mlx_array r[7];
+    for (int k = 0; k < 7; k++)
+        r[k] = mlx_array_new();
+    int shape[2] = {3, 4};
+    mlx_array lo = mlx_array_new_int(-5), hi = mlx_array_new_int(9);
+    mlx_random_split(&r[0], &r[1], key, st);
+    mlx_random_split_num(&r[2], key, 3, st);
+    mlx_random_randint(&r[3], lo, hi, shape, 2, MLX_INT32, r[0], st);
+    mlx_random_bernoulli(&r[4], p, shape, 2, r[1], st);
+    mlx_random_categorical(&r[5], logits, -1, key, st);
+    mlx_linalg_tri_inv(&r[6], a, true, st);
+    for (int k = 0; k < 7; k++)
+        push(out, r[k]);
+    TU_FREE(key, logits, p, a, lo, hi);
+    return finish(res, out);
+}
+
+static void test_draws_and_inverses_built_on_them_export(void **s)
+{
+    (void)s;
+    int ks[1] = {2}, ls[2] = {3, 5}, ps[1] = {4}, as[2] = {3, 3};
+    uint32_t kv[2] = {9, 4242};
+    float pv[4] = {0.1f, 0.5f, 0.9f, 0.3f}, av[9] = {2, 1, 3, 0, 4, 1, 0, 0, 5};
+    mlx_array key = mlx_array_new_data(kv, ks, 1, MLX_UINT32), logits = seq(15, ls, 2, 0.6f);
+    mlx_array p = tu_f32(pv, ps, 1), a = tu_f32(av, as, 2);
+    mlx_vector_array call = args2(key, logits);
+    mlx_vector_array_append_value(call, p);
+    mlx_vector_array_append_value(call, a);
+    mlx_closure fun = mlx_closure_new_func(built_fn);
+    round_trip("w_built", fun, &call, 1, false);
+    mlx_closure_free(fun);
+    mlx_vector_array_free(call);
+    TU_FREE(key, logits, p, a);
+    end_test();
+}
+
 /* ---- setup ---- */
 
 static int setup(void **state)
@@ -751,6 +794,7 @@ int main(void)
         cmocka_unit_test_teardown(test_quantize_dequantize_depends_and_draws_export_as_mlx_writes_them,
                                   tu_test_teardown),
         cmocka_unit_test_teardown(test_diagonal_permutation_gather_qmm_and_eig_export, tu_test_teardown),
+        cmocka_unit_test_teardown(test_draws_and_inverses_built_on_them_export, tu_test_teardown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
