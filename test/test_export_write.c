@@ -750,6 +750,55 @@ static void test_draws_and_inverses_built_on_them_export(void **s)
     end_test();
 }
 
+/* ---- what MLX cannot read ---- */
+
+static int g_case;
+
+static int unreadable_fn(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_stream st = tu_stream();
+    mlx_array a = arg(in, 0), b = arg(in, 1), seg = arg(in, 2), r = mlx_array_new();
+    mlx_vector_array q = mlx_vector_array_new();
+    mlx_optional_int none = {0, false};
+    int rc = 0;
+    switch (g_case) {
+    case 0: rc = mlx_segmented_mm(&r, a, b, seg, st); break;
+    case 1: rc = mlx_to_fp8(&r, a, st); break;
+    default:
+        rc = mlx_quantize(&q, a, none, none, "mxfp4", (mlx_array){NULL}, st) || mlx_vector_array_get(&r, q, 0);
+        break;
+    }
+    mlx_vector_array out = mlx_vector_array_new();
+    push(out, r);
+    mlx_vector_array_free(q);
+    TU_FREE(a, b, seg);
+    return rc || finish(res, out);
+}
+
+static void test_primitives_mlx_cannot_read_fail_with_their_names(void **s)
+{
+    (void)s;
+    int as[2] = {2, 32}, bs[2] = {32, 3}, ss[2] = {2, 2};
+    uint32_t sv[4] = {0, 16, 16, 32};
+    mlx_array a = seq(64, as, 2, 0.2f), b = seq(96, bs, 2, 0.1f), seg = mlx_array_new_data(sv, ss, 2, MLX_UINT32);
+    mlx_vector_array call = args2(a, b);
+    mlx_vector_array_append_value(call, seg);
+    mlx_closure fun = mlx_closure_new_func(unreadable_fn);
+    static const char *const names[3] = {"SegmentedMM", "ToFP8", "Quantize"};
+    for (g_case = 0; g_case < 3; g_case++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/unreadable.mlxfn", out_dir);
+        assert_int_equal(mlx_export_function(path, fun, call, false), 1);
+        if (!tu_last_error_has(names[g_case]))
+            fail_msg("case %d: %s", g_case, tu_last_error());
+        tu_expect_error("[export_function] Unable to export primitive");
+        remove(path);
+    }
+    mlx_closure_free(fun);
+    mlx_vector_array_free(call);
+    TU_FREE(a, b, seg);
+}
+
 /* ---- setup ---- */
 
 static int setup(void **state)
@@ -795,6 +844,7 @@ int main(void)
                                   tu_test_teardown),
         cmocka_unit_test_teardown(test_diagonal_permutation_gather_qmm_and_eig_export, tu_test_teardown),
         cmocka_unit_test_teardown(test_draws_and_inverses_built_on_them_export, tu_test_teardown),
+        cmocka_unit_test_teardown(test_primitives_mlx_cannot_read_fail_with_their_names, tu_test_teardown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

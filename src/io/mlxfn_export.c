@@ -1680,6 +1680,14 @@ static int ex_sdpa(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta
     return 0;
 }
 
+/* MLX has these primitives but no serializer for them (mlx/export.cpp), or
+ * (ConvertFP8) writes none, so it could not read them back. */
+static int ex_unreadable(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)in, (void)im, (void)id;
+    return unsupported(x, n, "MLX 0.31 cannot read it from a file");
+}
+
 mc_mlxfn_export_fn mc_mlxfn_exporter(int prim)
 {
     switch (prim) {
@@ -1741,6 +1749,11 @@ mc_mlxfn_export_fn mc_mlxfn_exporter(int prim)
     case MC_PRIM_SVD:
     case MC_PRIM_EIG:
     case MC_PRIM_EIGH: return ex_linalg;
+    case MC_PRIM_LUF:
+    case MC_PRIM_SOLVE:
+    case MC_PRIM_SEGMENTED_MM:
+    case MC_PRIM_QQMATMUL:
+    case MC_PRIM_CONVERT_FP8: return ex_unreadable;
     case MC_PRIM_ROPE: return ex_rope;
     case MC_PRIM_SDPA: return ex_sdpa;
     default: return NULL;
