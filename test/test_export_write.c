@@ -586,8 +586,8 @@ static int quant_random_fn(mlx_vector_array *res, const mlx_vector_array in)
     mlx_array w = arg(in, 0), key = arg(in, 1), lo = arg(in, 2), hi = arg(in, 3), loc = arg(in, 4);
     mlx_vector_array out = mlx_vector_array_new();
     mlx_optional_int none = {0, false}, b8 = {8, true}, g32 = {32, true};
-    int bits[2] = {4, 8};
-    for (int i = 0; i < 2; i++) {
+    int bits[3] = {4, 8, 6};
+    for (int i = 0; i < 3; i++) {
         mlx_vector_array q = mlx_vector_array_new();
         mlx_optional_int nb = {bits[i], true};
         mlx_quantize(&q, w, g32, nb, "affine", (mlx_array){NULL}, st);

@@ -1246,39 +1246,92 @@ static int ex_quantize(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_
     return 0;
 }
 
-/* MLX's affine dequantize on the CPU (mlx/ops.cpp): each code shifted out
- * of its uint32 word, the codes grouped, times the group's scale plus its
+/* BitwiseBinary op (MLX's BitwiseBinary::Op) of a and b, both broadcast
+ * to out. */
+static uint64_t bitwise_rec(mc_mlxfn_exp *x, int op, uint64_t a, const mc_meta *ma, uint64_t b, const mc_meta *mb,
+                            const mc_meta *out)
+{
+    uint64_t args[2] = {a, b};
+    mc_meta m[2] = {*ma, *mb};
+    bcast_n(x, args, m, 2, out);
+    uint64_t r = mc_mlxfn_begin(x, "BitwiseBinary", 2, args);
+    mc_wb_i32(mc_mlxfn_state(x), op);
+    mc_mlxfn_end(x, out);
+    return r;
+}
+
+enum { BW_AND = 0, BW_LEFT_SHIFT = 3, BW_RIGHT_SHIFT = 4 };
+
+/* The codes of w (..., Kp) uint32 as MLX's affine dequantize unpacks
+ * them, in row-major order: *cm gets their meta, (..., Kp, 32 / bits) for
+ * a power-of-two width, else (..., Kp * 32 / bits). 0 on failure
+ * (reported). */
+static uint64_t unpack_codes(mc_mlxfn_exp *x, uint64_t w, const mc_meta *wm, int bits, mc_meta *cm)
+{
+    int nd = wm->ndim;
+    mc_meta u0 = meta_with(MLX_UINT32, 0, NULL);
+    if (!(bits & (bits - 1))) { /* each code shifted up to the top, then down */
+        int per = 32 / bits;
+        uint64_t parts[32];
+        mc_meta pm[32];
+        for (int k = 0; k < per; k++) {
+            uint64_t up = mc_mlxfn_scalar(x, 32 - (k * bits + bits), MLX_UINT32);
+            uint64_t down = up ? mc_mlxfn_scalar(x, 32 - bits, MLX_UINT32) : 0;
+            if (!down)
+                return 0;
+            uint64_t r = bitwise_rec(x, BW_LEFT_SHIFT, w, wm, up, &u0, wm);
+            r = bitwise_rec(x, BW_RIGHT_SHIFT, r, wm, down, &u0, wm);
+            pm[k] = *wm;
+            parts[k] = expand_rec(x, r, &pm[k], nd);
+        }
+        return concat_rec(x, parts, pm, per, nd, cm);
+    }
+    /* every bit of each word, regrouped by code and summed back */
+    mc_meta e = *wm;
+    uint64_t r = expand_rec(x, w, &e, nd);
+    mc_meta bm = e;
+    bm.shape[nd] = 32;
+    uint64_t one = mc_mlxfn_scalar(x, 1, MLX_UINT32);
+    if (!one)
+        return 0;
+    int n32 = 32;
+    mc_meta am = meta_with(MLX_UINT32, 1, &n32);
+    r = bitwise_rec(x, BW_RIGHT_SHIFT, r, &e, arange_rec(x, 0, 32, 1, MLX_UINT32), &am, &bm);
+    r = bitwise_rec(x, BW_AND, r, &bm, one, &u0, &bm);
+    int gs[MC_MAX_NDIM];
+    memcpy(gs, wm->shape, sizeof(int) * (size_t)nd);
+    gs[nd - 1] = wm->shape[nd - 1] * 32 / bits;
+    gs[nd] = bits;
+    r = reshape(x, r, &bm, nd + 1, gs);
+    mc_meta gm = meta_with(MLX_UINT32, nd + 1, gs), sm = meta_with(MLX_UINT32, 1, &bits);
+    r = bitwise_rec(x, BW_LEFT_SHIFT, r, &gm, arange_rec(x, 0, bits, 1, MLX_UINT32), &sm, &gm);
+    mc_meta km = gm;
+    km.shape[nd] = 1;
+    int ax = nd;
+    r = mc_mlxfn_begin(x, "Reduce", 1, &r);
+    mc_wb_i32(mc_mlxfn_state(x), 2); /* Sum */
+    mc_wb_ints(mc_mlxfn_state(x), 1, &ax);
+    mc_mlxfn_end(x, &km);
+    *cm = meta_with(MLX_UINT32, nd, gs);
+    return axes_rec(x, "Squeeze", r, nd, cm);
+}
+
+/* MLX's affine dequantize on the CPU (mlx/ops.cpp): the codes unpacked
+ * from their uint32 words, grouped, times the group's scale plus its
  * bias. */
 static int ex_dequantize(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
     const mc_quant_params *p = n->params;
-    int bits = p->bits;
-    if (p->mode != MC_QMODE_AFFINE || (bits & (bits - 1)))
-        return unsupported(x, n, "only affine dequantization by a power-of-two width is written yet");
+    if (p->mode != MC_QMODE_AFFINE)
+        return unsupported(x, n,
+                           "MLX's CPU build dequantizes the fp modes with ConvertFP8, which it cannot write");
     const mc_meta *w = &im[0], *sc = &im[1];
     mlx_dtype t = sc->dtype;
-    int nd = w->ndim, per = 32 / bits;
-    uint64_t parts[32];
-    mc_meta pm[32];
-    for (int k = 0; k < per; k++) {
-        uint64_t a[2] = {in[0], mc_mlxfn_scalar(x, 32 - (k * bits + bits), MLX_UINT32)};
-        uint64_t b[2] = {0, mc_mlxfn_scalar(x, 32 - bits, MLX_UINT32)};
-        if (!a[1] || !b[1])
-            return 1;
-        mc_meta m2[2] = {*w, meta_with(MLX_UINT32, 0, NULL)};
-        bcast_n(x, a, m2, 2, w);
-        b[0] = mc_mlxfn_begin(x, "BitwiseBinary", 2, a);
-        mc_wb_i32(mc_mlxfn_state(x), 3); /* LeftShift */
-        mc_mlxfn_end(x, w);
-        bcast_n(x, b, m2, 2, w);
-        uint64_t r = mc_mlxfn_begin(x, "BitwiseBinary", 2, b);
-        mc_wb_i32(mc_mlxfn_state(x), 4); /* RightShift */
-        mc_mlxfn_end(x, w);
-        pm[k] = *w;
-        parts[k] = expand_rec(x, r, &pm[k], nd);
-    }
+    int nd = w->ndim;
     mc_meta cm;
-    uint64_t c = concat_rec(x, parts, pm, per, nd, &cm);
+    uint64_t c = unpack_codes(x, in[0], w, p->bits, &cm);
+    if (!c)
+        return 1;
     int gshape[MC_MAX_NDIM];
     memcpy(gshape, w->shape, sizeof(int) * (size_t)(nd - 1));
     gshape[nd - 1] = sc->shape[nd - 1];
