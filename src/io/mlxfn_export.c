@@ -1222,26 +1222,37 @@ static int ex_random_permutation(mc_mlxfn_exp *x, node_t *n, const uint64_t *in,
 
 /* ---- quantization ---- */
 
-/* Affine quantization is MLX's fast::Quantize on every device (its three
- * outputs; ours is one node per output, so each writes the record and
- * takes its own). The fp modes run as a composition on MLX's CPU. */
+/* Affine quantization is MLX's fast::Quantize on every device, one record
+ * of three outputs; ours is one node per output: the first writes the
+ * record, its siblings find it. The fp modes run as a composition on
+ * MLX's CPU. */
 static int ex_quantize(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
     const mc_quant_params *p = n->params;
     if (p->mode != MC_QMODE_AFFINE)
         return unsupported(x, n, "MLX's CPU build quantizes the fp modes with a composition not written yet");
+    struct {
+        uint64_t in;
+        int group_size, bits;
+    } key = {in[0], p->group_size, p->bits};
+    uint64_t ids[4] = {0, 0, 0, 0};
+    if (mc_mlxfn_memo_get(x, &key, sizeof key, ids)) { /* a sibling wrote it */
+        *id = ids[p->which];
+        return 0;
+    }
     mc_meta outs[3] = {im[0], im[0], im[0]};
     int last = im[0].ndim - 1;
     outs[0].dtype = MLX_UINT32;
     outs[0].shape[last] = im[0].shape[last] * p->bits / 32;
     outs[1].shape[last] = outs[2].shape[last] = im[0].shape[last] / p->group_size;
-    uint64_t r = mc_mlxfn_begin(x, "Quantize", 1, in), ids[3];
+    uint64_t r = mc_mlxfn_begin(x, "Quantize", 1, in);
     mc_wb *st = mc_mlxfn_state(x);
     mc_wb_i32(st, p->group_size);
     mc_wb_i32(st, p->bits);
     mc_wb_i32(st, p->mode);
     mc_wb_bool(st, false); /* quantize, not dequantize */
     mc_mlxfn_end_multi(x, r, 3, outs, ids);
+    mc_mlxfn_memo_put(x, &key, sizeof key, ids);
     *id = ids[p->which];
     return 0;
 }

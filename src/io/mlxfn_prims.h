@@ -53,6 +53,12 @@ void mc_mlxfn_end(mc_mlxfn_exp *x, const mc_meta *out);
 /* Ends the record begun as id with n outputs (metas out): their ids in
  * ids[0..n), ids[0] = id. */
 void mc_mlxfn_end_multi(mc_mlxfn_exp *x, uint64_t id, int n, const mc_meta *out, uint64_t *ids);
+/* Where one MLX record of several outputs stands for several nodes of
+ * ours (one per output), the first writes it and remembers its output ids
+ * under a key of at most 32 bytes; the others find them. get: true and
+ * ids filled if key was put in this trace. */
+bool mc_mlxfn_memo_get(mc_mlxfn_exp *x, const void *key, size_t n, uint64_t ids[4]);
+void mc_mlxfn_memo_put(mc_mlxfn_exp *x, const void *key, size_t n, const uint64_t ids[4]);
 /* A node with no state in one call. */
 uint64_t mc_mlxfn_node1(mc_mlxfn_exp *x, const char *name, int n_in, const uint64_t *in_ids, const mc_meta *out);
 /* A constant record of a 0-d array of dtype holding v (as astype converts

@@ -18,11 +18,24 @@
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 
+/* A record of several outputs written in this trace, found again by its
+ * key (mc_mlxfn_memo_get). A few suffice: they serve one node's siblings,
+ * written next to each other. */
+#define MEMO_SLOTS 8
+#define MEMO_KEY 32
+typedef struct memo_entry {
+    unsigned char key[MEMO_KEY];
+    size_t n;
+    uint64_t ids[4];
+} memo_entry;
+
 struct mc_mlxfn_exp {
     mc_mlxfn_writer *w;
     mc_wb tape;
     uint64_t n_records;
     const char *fn;
+    memo_entry memo[MEMO_SLOTS];
+    int memo_next; /* the slot the next entry replaces */
 };
 
 static void write_header(mc_wb *b, int count, bool shapeless)
@@ -118,6 +131,28 @@ void mc_mlxfn_end_multi(mc_mlxfn_exp *x, uint64_t id, int n, const mc_meta *out,
     for (int i = 0; i < n; i++)
         mc_wb_dtype(b, out[i].dtype);
     x->n_records++;
+}
+
+bool mc_mlxfn_memo_get(mc_mlxfn_exp *x, const void *key, size_t n, uint64_t ids[4])
+{
+    for (int i = 0; i < MEMO_SLOTS && n <= MEMO_KEY; i++) {
+        if (x->memo[i].n == n && !memcmp(x->memo[i].key, key, n)) {
+            memcpy(ids, x->memo[i].ids, sizeof x->memo[i].ids);
+            return true;
+        }
+    }
+    return false;
+}
+
+void mc_mlxfn_memo_put(mc_mlxfn_exp *x, const void *key, size_t n, const uint64_t ids[4])
+{
+    if (n > MEMO_KEY)
+        return;
+    memo_entry *e = &x->memo[x->memo_next];
+    x->memo_next = (x->memo_next + 1) % MEMO_SLOTS;
+    memcpy(e->key, key, n);
+    e->n = n;
+    memcpy(e->ids, ids, sizeof e->ids);
 }
 
 uint64_t mc_mlxfn_node1(mc_mlxfn_exp *x, const char *name, int n_in, const uint64_t *in_ids, const mc_meta *out)
