@@ -652,6 +652,43 @@ static void test_quantize_dequantize_depends_and_draws_export_as_mlx_writes_them
     end_test();
 }
 
+/* ---- mxfp4 dequantize ---- */
+
+static int dq_fp4_fn(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_stream st = tu_stream();
+    mlx_array qw = arg(in, 0), sc = arg(in, 1), a = mlx_array_new(), b = mlx_array_new();
+    mlx_optional_int none = {0, false};
+    mlx_dequantize(&a, qw, sc, (mlx_array){NULL}, none, none, "mxfp4", (mlx_array){NULL},
+                   (mlx_optional_dtype){0, false}, st);
+    mlx_dequantize(&b, qw, sc, (mlx_array){NULL}, none, none, "mxfp4", (mlx_array){NULL},
+                   (mlx_optional_dtype){MLX_FLOAT32, true}, st);
+    mlx_vector_array out = mlx_vector_array_new();
+    push(out, a);
+    push(out, b);
+    TU_FREE(qw, sc);
+    return finish(res, out);
+}
+
+static void test_mxfp4_dequantize_exports_as_mlx_cpu_composition(void **s)
+{
+    (void)s;
+    int ws[2] = {3, 64};
+    mlx_array w = seq(192, ws, 2, 0.7f);
+    mlx_vector_array q = mlx_vector_array_new();
+    mlx_optional_int none = {0, false};
+    assert_int_equal(mlx_quantize(&q, w, none, none, "mxfp4", (mlx_array){NULL}, tu_stream()), 0);
+    mlx_array qw = arg(q, 0), sc = arg(q, 1);
+    mlx_vector_array call = args2(qw, sc);
+    mlx_closure fun = mlx_closure_new_func(dq_fp4_fn);
+    round_trip("w_dq_mxfp4", fun, &call, 1, false);
+    mlx_closure_free(fun);
+    mlx_vector_array_free(call);
+    mlx_vector_array_free(q);
+    TU_FREE(w, qw, sc);
+    end_test();
+}
+
 /* ---- diagonal, permutation, gather_qmm, eig ---- */
 
 static int misc_fn(mlx_vector_array *res, const mlx_vector_array in)
@@ -842,6 +879,7 @@ int main(void)
         cmocka_unit_test_teardown(test_quantized_matmul_exports_in_every_mode, tu_test_teardown),
         cmocka_unit_test_teardown(test_quantize_dequantize_depends_and_draws_export_as_mlx_writes_them,
                                   tu_test_teardown),
+        cmocka_unit_test_teardown(test_mxfp4_dequantize_exports_as_mlx_cpu_composition, tu_test_teardown),
         cmocka_unit_test_teardown(test_diagonal_permutation_gather_qmm_and_eig_export, tu_test_teardown),
         cmocka_unit_test_teardown(test_draws_and_inverses_built_on_them_export, tu_test_teardown),
         cmocka_unit_test_teardown(test_primitives_mlx_cannot_read_fail_with_their_names, tu_test_teardown),

@@ -1327,15 +1327,68 @@ static uint64_t unpack_codes(mc_mlxfn_exp *x, uint64_t w, const mc_meta *wm, int
     return axes_rec(x, "Squeeze", r, nd, cm);
 }
 
+/* MLX's mxfp4 dequantize on the CPU (mlx/ops.cpp): each byte's two
+ * nibbles looked up in the fp4 (e2m1) table, times 2^(scale - 127). The
+ * other fp modes decode their fp8 bytes with ConvertFP8, which MLX cannot
+ * write. */
+static int ex_dequantize_mxfp4(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    static const float e2m1[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+    mlx_dtype t = ((const mc_quant_params *)n->params)->dtype;
+    const mc_meta *w = &im[0], *sc = &im[1];
+    int words = 1, scales = 1;
+    for (int i = 0; i < w->ndim; i++)
+        words *= w->shape[i];
+    for (int i = 0; i < sc->ndim; i++)
+        scales *= sc->shape[i];
+    int rows = words / 4;
+    uint64_t lut = mc_mlxfn_floats(x, e2m1, 16, t);
+    uint64_t low = lut ? mc_mlxfn_scalar(x, 15, MLX_INT8) : 0, four = low ? mc_mlxfn_scalar(x, 4, MLX_INT8) : 0;
+    if (!four)
+        return 1;
+    int rshape[2] = {rows, 4}, bshape[2] = {rows, 16};
+    mc_meta bm = meta_with(MLX_INT8, 2, bshape), i0 = meta_with(MLX_INT8, 0, NULL);
+    uint64_t b = reshape(x, in[0], w, 2, rshape);
+    uint64_t v = mc_mlxfn_begin(x, "View", 1, &b);
+    mc_wb_dtype(mc_mlxfn_state(x), MLX_INT8);
+    mc_mlxfn_end(x, &bm);
+    /* the high nibble by an arithmetic shift: -8..-1 index from the end */
+    uint64_t idx[2] = {bitwise_rec(x, BW_AND, v, &bm, low, &i0, &bm),
+                       bitwise_rec(x, BW_RIGHT_SHIFT, v, &bm, four, &i0, &bm)};
+    int g3[3] = {rows, 16, 1}, axis = 0, one = 1;
+    mc_meta gm = meta_with(t, 3, g3), half[2] = {gm, gm}, cm;
+    uint64_t part[2];
+    for (int k = 0; k < 2; k++) {
+        uint64_t args[2] = {lut, idx[k]};
+        part[k] = mc_mlxfn_begin(x, "Gather", 2, args);
+        mc_wb_ints(mc_mlxfn_state(x), 1, &axis);
+        mc_wb_ints(mc_mlxfn_state(x), 1, &one);
+        mc_mlxfn_end(x, &gm);
+    }
+    uint64_t c = concat_rec(x, part, half, 2, 2, &cm);
+    int gshape[2] = {scales, words * 8 / scales}, sshape[2] = {scales, 1};
+    c = reshape(x, c, &cm, 2, gshape);
+    mc_meta s1 = meta_with(sc->dtype, 2, sshape), m0 = meta_with(t, 0, NULL), om = meta_with(t, 2, gshape);
+    uint64_t e = to_dtype(x, reshape(x, in[1], sc, 2, sshape), &s1, t);
+    uint64_t two = (e = scalar_op(x, "Subtract", e, &s1, 127)) ? mc_mlxfn_scalar(x, 2.0, t) : 0;
+    if (!two)
+        return 1;
+    e = binop(x, "Power", two, &m0, e, &s1, &s1);
+    c = binop(x, "Multiply", c, &om, e, &s1, &om);
+    *id = reshape(x, c, &om, n->meta->ndim, n->meta->shape);
+    return 0;
+}
+
 /* MLX's affine dequantize on the CPU (mlx/ops.cpp): the codes unpacked
  * from their uint32 words, grouped, times the group's scale plus its
  * bias. */
 static int ex_dequantize(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
     const mc_quant_params *p = n->params;
+    if (p->mode == MC_QMODE_MXFP4 && n->n_in == 2)
+        return ex_dequantize_mxfp4(x, n, in, im, id);
     if (p->mode != MC_QMODE_AFFINE)
-        return unsupported(x, n,
-                           "MLX's CPU build dequantizes the fp modes with ConvertFP8, which it cannot write");
+        return unsupported(x, n, "MLX's CPU build decodes fp8 with ConvertFP8, which MLX cannot write");
     const mc_meta *w = &im[0], *sc = &im[1];
     mlx_dtype t = sc->dtype;
     int nd = w->ndim;

@@ -64,6 +64,9 @@ uint64_t mc_mlxfn_node1(mc_mlxfn_exp *x, const char *name, int n_in, const uint6
 /* A constant record of a 0-d array of dtype holding v (as astype converts
  * a float64). Its id, or 0 with an error reported. */
 uint64_t mc_mlxfn_scalar(mc_mlxfn_exp *x, double v, mlx_dtype dtype);
+/* A constant record of the n values v as a 1-d array of dtype. Its id,
+ * or 0 with an error reported. */
+uint64_t mc_mlxfn_floats(mc_mlxfn_exp *x, const float *v, int n, mlx_dtype dtype);
 /* A constant record of a 0-d integer array of dtype with every bit set.
  * Its id, or 0 with an error reported. */
 uint64_t mc_mlxfn_all_ones(mc_mlxfn_exp *x, mlx_dtype dtype);

@@ -200,6 +200,18 @@ uint64_t mc_mlxfn_scalar(mc_mlxfn_exp *x, double v, mlx_dtype dtype)
     return rc ? 0 : id;
 }
 
+uint64_t mc_mlxfn_floats(mc_mlxfn_exp *x, const float *v, int n, mlx_dtype dtype)
+{
+    mc_array *d = mc_array_from_data(x->fn, v, 1, &n, MLX_FLOAT32);
+    mc_astype_params p = {dtype};
+    mc_array *a = d ? mc_node_new(x->fn, MC_PRIM_ASTYPE, &d, 1, &p, sizeof p) : NULL;
+    uint64_t id = x->w->next_id++;
+    int rc = !a || mc_eval(&a, 1, x->fn) || const_data(x, id, a);
+    mc_array_release(a);
+    mc_array_release(d);
+    return rc ? 0 : id;
+}
+
 uint64_t mc_mlxfn_all_ones(mc_mlxfn_exp *x, mlx_dtype dtype)
 {
     uint64_t bits = ~(uint64_t)0; /* every byte 0xff, whatever the dtype's size */
