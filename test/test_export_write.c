@@ -599,7 +599,16 @@ static int quant_random_fn(mlx_vector_array *res, const mlx_vector_array in)
         push(out, d);
         mlx_vector_array_free(q);
     }
-    (void)none;
+    /* mxfp4: MLX's CPU composition, and back */
+    mlx_vector_array q4 = mlx_vector_array_new();
+    mlx_quantize(&q4, w, none, none, "mxfp4", (mlx_array){NULL}, st);
+    mlx_array q4w = arg(q4, 0), q4s = arg(q4, 1), q4d = mlx_array_new();
+    mlx_dequantize(&q4d, q4w, q4s, (mlx_array){NULL}, none, none, "mxfp4", (mlx_array){NULL},
+                   (mlx_optional_dtype){MLX_FLOAT32, true}, st);
+    push(out, q4w);
+    push(out, q4s);
+    push(out, q4d);
+    mlx_vector_array_free(q4);
     (void)b8;
     /* depends: w's value once the key's draw below is computed */
     int shape[2] = {4, 6};
@@ -802,7 +811,7 @@ static int unreadable_fn(mlx_vector_array *res, const mlx_vector_array in)
     case 0: rc = mlx_segmented_mm(&r, a, b, seg, st); break;
     case 1: rc = mlx_to_fp8(&r, a, st); break;
     default:
-        rc = mlx_quantize(&q, a, none, none, "mxfp4", (mlx_array){NULL}, st) || mlx_vector_array_get(&r, q, 0);
+        rc = mlx_quantize(&q, a, none, none, "mxfp8", (mlx_array){NULL}, st) || mlx_vector_array_get(&r, q, 0);
         break;
     }
     mlx_vector_array out = mlx_vector_array_new();

@@ -1222,6 +1222,104 @@ static int ex_random_permutation(mc_mlxfn_exp *x, node_t *n, const uint64_t *in,
 
 /* ---- quantization ---- */
 
+/* MLX's mxfp4 quantize on the CPU (mlx/ops.cpp), writing both outputs
+ * (ids[0] the codes, ids[1] the scales): per group of 32, the scale is
+ * the power of two nearest max|w| / 6 (e8m0, stored + 127), and each
+ * w / scale is the nearest e2m1 value (argmin over the table), eight
+ * nibbles to a word. 0, or 1 (reported). */
+static int quantize_mxfp4(mc_mlxfn_exp *x, uint64_t w, const mc_meta *wm, int gs, uint64_t ids[2])
+{
+    static const float e2m1[16] = {0, 0.5f, 1, 1.5f, 2, 3, 4, 6, -0.0f, -0.5f, -1, -1.5f, -2, -3, -4, -6};
+    mlx_dtype t = wm->dtype;
+    int count = 1;
+    for (int i = 0; i < wm->ndim; i++)
+        count *= wm->shape[i];
+    int rows = count / gs, g2[2] = {rows, gs}, s2[2] = {rows, 1}, ax1 = 1;
+    mc_meta gm = meta_with(t, 2, g2), sm = meta_with(t, 2, s2), m0 = meta_with(t, 0, NULL);
+    uint64_t q = reshape(x, w, wm, 2, g2);
+    uint64_t a = mc_mlxfn_node1(x, "Abs", 1, &q, &gm);
+    uint64_t mx = mc_mlxfn_begin(x, "Reduce", 1, &a);
+    mc_wb_i32(mc_mlxfn_state(x), 5); /* Max */
+    mc_wb_ints(mc_mlxfn_state(x), 1, &ax1);
+    mc_mlxfn_end(x, &sm);
+    uint64_t sc = scalar_op(x, "Divide", mx, &sm, 6.0);
+    uint64_t z = sc ? mc_mlxfn_scalar(x, 0, t) : 0;
+    if (!z)
+        return 1;
+    /* e8m0: round(log2(scale)) as int32, 0 where the scale is 0 */
+    uint64_t l = mc_mlxfn_begin(x, "Log", 1, &sc);
+    mc_wb_i32(mc_mlxfn_state(x), 0); /* base 2 */
+    mc_mlxfn_end(x, &sm);
+    mc_meta im32 = sm;
+    uint64_t e = to_dtype(x, mc_mlxfn_node1(x, "Round", 1, &l, &sm), &im32, MLX_INT32);
+    mc_meta bm = meta_with(MLX_BOOL, 2, s2);
+    uint64_t eqa[2] = {sc, z};
+    mc_meta eqm[2] = {sm, m0};
+    bcast_n(x, eqa, eqm, 2, &sm);
+    uint64_t eq = mc_mlxfn_begin(x, "Equal", 2, eqa);
+    mc_wb_bool(mc_mlxfn_state(x), false);
+    mc_mlxfn_end(x, &bm);
+    e = to_dtype(x, e, &im32, t);
+    uint64_t sel[3] = {eq, z, e};
+    mc_meta selm[3] = {bm, m0, sm};
+    bcast_n(x, sel, selm, 3, &sm);
+    e = mc_mlxfn_node1(x, "Select", 3, sel, &sm);
+    uint64_t two = mc_mlxfn_scalar(x, 2.0, t);
+    uint64_t k127 = two ? mc_mlxfn_scalar(x, 127, MLX_INT32) : 0;
+    if (!k127)
+        return 1;
+    uint64_t p2 = binop(x, "Power", two, &m0, e, &sm, &sm);
+    q = binop(x, "Divide", q, &gm, p2, &sm, &gm);
+    mc_meta k0 = meta_with(MLX_INT32, 0, NULL);
+    k127 = to_dtype(x, k127, &k0, t);
+    mc_meta um = sm;
+    ids[1] = to_dtype(x, binop(x, "Add", e, &sm, k127, &k0, &sm), &um, MLX_UINT8);
+    /* the nearest table entry of each w / scale */
+    uint64_t lut = mc_mlxfn_floats(x, e2m1, 16, t);
+    if (!lut)
+        return 1;
+    int n16 = 16, d3[3] = {rows, gs, 16}, ax2 = 2;
+    mc_meta lm = meta_with(t, 1, &n16), em = gm, dm = meta_with(t, 3, d3);
+    uint64_t qe = expand_rec(x, q, &em, 2);
+    uint64_t d = mc_mlxfn_node1(x, "Abs", 1, &(uint64_t){binop(x, "Subtract", qe, &em, lut, &lm, &dm)}, &dm);
+    mc_meta am = dm;
+    am.dtype = MLX_UINT32;
+    am.shape[2] = 1;
+    uint64_t idx = mc_mlxfn_begin(x, "ArgReduce", 1, &d);
+    mc_wb_i32(mc_mlxfn_state(x), 0); /* ArgMin */
+    mc_wb_i32(mc_mlxfn_state(x), 2);
+    mc_mlxfn_end(x, &am);
+    mc_meta cm = meta_with(MLX_UINT32, 2, g2);
+    idx = axes_rec(x, "Squeeze", idx, 2, &cm);
+    /* eight nibbles to a word: codes times 16^i, summed */
+    int n8 = 8, w3[3] = {count / 32, 4, 8}, w2[2] = {count / 32, 4};
+    uint64_t base = mc_mlxfn_scalar(x, 2, MLX_UINT32);
+    if (!base)
+        return 1;
+    mc_meta u0 = meta_with(MLX_UINT32, 0, NULL), shm = meta_with(MLX_UINT32, 1, &n8);
+    uint64_t shifts = binop(x, "Power", base, &u0, arange_rec(x, 0, 32, 4, MLX_UINT32), &shm, &shm);
+    mc_meta rm = meta_with(MLX_UINT32, 3, w3);
+    idx = reshape(x, idx, &cm, 3, w3);
+    idx = binop(x, "Multiply", idx, &rm, shifts, &shm, &rm);
+    mc_meta km = rm;
+    km.shape[2] = 1;
+    idx = mc_mlxfn_begin(x, "Reduce", 1, &idx);
+    mc_wb_i32(mc_mlxfn_state(x), 2); /* Sum */
+    mc_wb_ints(mc_mlxfn_state(x), 1, &ax2);
+    mc_mlxfn_end(x, &km);
+    mc_meta pm = meta_with(MLX_UINT32, 2, w2);
+    idx = axes_rec(x, "Squeeze", idx, 2, &pm);
+    /* back to w's leading shape */
+    mc_meta wq = *wm, ws = *wm;
+    wq.dtype = MLX_UINT32;
+    wq.shape[wm->ndim - 1] = wm->shape[wm->ndim - 1] / 8;
+    ws.dtype = MLX_UINT8;
+    ws.shape[wm->ndim - 1] = wm->shape[wm->ndim - 1] / gs;
+    ids[0] = reshape(x, idx, &pm, wq.ndim, wq.shape);
+    ids[1] = reshape(x, ids[1], &um, ws.ndim, ws.shape);
+    return 0;
+}
+
 /* Affine quantization is MLX's fast::Quantize on every device, one record
  * of three outputs; ours is one node per output: the first writes the
  * record, its siblings find it. The fp modes run as a composition on
@@ -1229,14 +1327,21 @@ static int ex_random_permutation(mc_mlxfn_exp *x, node_t *n, const uint64_t *in,
 static int ex_quantize(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
     const mc_quant_params *p = n->params;
-    if (p->mode != MC_QMODE_AFFINE)
-        return unsupported(x, n, "MLX's CPU build quantizes the fp modes with a composition not written yet");
+    if (p->mode != MC_QMODE_AFFINE && (p->mode != MC_QMODE_MXFP4 || n->n_in != 1))
+        return unsupported(x, n, "MLX's CPU build encodes fp8 with ConvertFP8, which MLX cannot write");
     struct {
         uint64_t in;
-        int group_size, bits;
-    } key = {in[0], p->group_size, p->bits};
+        int group_size, bits, mode, pad;
+    } key = {in[0], p->group_size, p->bits, p->mode, 0};
     uint64_t ids[4] = {0, 0, 0, 0};
     if (mc_mlxfn_memo_get(x, &key, sizeof key, ids)) { /* a sibling wrote it */
+        *id = ids[p->which];
+        return 0;
+    }
+    if (p->mode == MC_QMODE_MXFP4) {
+        if (quantize_mxfp4(x, in[0], &im[0], p->group_size, ids))
+            return 1;
+        mc_mlxfn_memo_put(x, &key, sizeof key, ids);
         *id = ids[p->which];
         return 0;
     }
