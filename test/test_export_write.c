@@ -554,12 +554,12 @@ static mlx_array g_qw;
 /* The weights quantized outside the function: a captured constant. */
 static int qmm_const_fn(mlx_vector_array *res, const mlx_vector_array in)
 {
-    mlx_vector_array both = mlx_vector_array_new_value(arg(in, 0));
+    mlx_array x = arg(in, 0);
+    mlx_vector_array both = mlx_vector_array_new_value(x);
     mlx_vector_array_append_value(both, g_qw);
-    mlx_array first = arg(both, 0);
-    mlx_array_free(first); /* arg's reference; the vector keeps its own */
     int rc = qmm_fn(res, both);
     mlx_vector_array_free(both);
+    mlx_array_free(x);
     return rc;
 }
 
