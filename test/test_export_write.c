@@ -262,6 +262,17 @@ static int moments_fn(mlx_vector_array *res, const mlx_vector_array in)
     mlx_var_axis(&r[4], x, -1, true, 7, st); /* N - ddof < 0: MLX divides by 0 */
     for (int k = 0; k < 5; k++)
         push(out, r[k]);
+    /* softmax and logsumexp off the last axis: MLX's compositions */
+    mlx_array sm = mlx_array_new(), smp = mlx_array_new(), lse = mlx_array_new(), lse2 = mlx_array_new();
+    int ax01[2] = {0, 1};
+    mlx_softmax_axis(&sm, x, 1, false, st);
+    mlx_softmax_axes(&smp, x, ax01, 2, true, st);
+    mlx_logsumexp_axis(&lse, x, 0, true, st);
+    mlx_logsumexp_axes(&lse2, x, ax01, 2, false, st);
+    push(out, sm);
+    push(out, smp);
+    push(out, lse);
+    push(out, lse2);
     mlx_array_free(x);
     return finish(res, out);
 }

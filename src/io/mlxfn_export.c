@@ -584,16 +584,61 @@ static int ex_argreduce(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc
     return 0;
 }
 
+/* A Reduce of type over axes[0..k), the dims kept (out). */
+static uint64_t reduce_axes(mc_mlxfn_exp *x, int type, uint64_t a, int k, const int *axes, const mc_meta *out)
+{
+    uint64_t r = mc_mlxfn_begin(x, "Reduce", 1, &a);
+    mc_wb_i32(mc_mlxfn_state(x), type);
+    mc_wb_ints(mc_mlxfn_state(x), k, axes);
+    mc_mlxfn_end(x, out);
+    return r;
+}
+
+/* MLX's softmax and logsumexp are its primitives over the last axis (after
+ * leading axes of size 1), else compositions of max, exp and sum, which
+ * this writes (mlx/ops.cpp). Our nodes keep the reduced dims. */
 static int ex_softmax(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
     const mc_softmax_params *p = n->params;
-    if (p->n != 1 || p->axes[0] != im[0].ndim - 1)
-        return mc_xp_unsupported(x, n, "MLX's primitive works on the last axis only");
+    const mc_meta *a = &im[0];
+    bool last = p->n > 0 && p->axes[p->n - 1] == a->ndim - 1;
+    for (int i = p->n - 2; i >= 0 && last; i--)
+        last = p->axes[i] + 1 == p->axes[i + 1] && a->shape[p->axes[i]] == 1;
     bool sm = n->prim == MC_PRIM_SOFTMAX;
-    *id = mc_mlxfn_begin(x, sm ? "Softmax" : "LogSumExp", 1, in);
-    if (sm)
-        mc_wb_bool(mc_mlxfn_state(x), p->precise);
-    mc_mlxfn_end(x, n->meta);
+    if (last) {
+        *id = mc_mlxfn_begin(x, sm ? "Softmax" : "LogSumExp", 1, in);
+        if (sm)
+            mc_wb_bool(mc_mlxfn_state(x), p->precise);
+        mc_mlxfn_end(x, n->meta);
+        return 0;
+    }
+    mc_meta am = *a;
+    uint64_t v = in[0];
+    if (sm && p->precise)
+        v = mc_xp_to_dtype(x, v, &am, MLX_FLOAT32);
+    mc_meta km = am;
+    for (int i = 0; i < p->n; i++)
+        km.shape[p->axes[i]] = 1;
+    uint64_t mx = reduce_axes(x, 5 /* Max */, v, p->n, p->axes, &km);
+    mx = mc_mlxfn_node1(x, "StopGradient", 1, &mx, &km);
+    uint64_t ex = mc_mlxfn_node1(x, "Exp", 1, &(uint64_t){mc_xp_binop(x, "Subtract", v, &am, mx, &km, &am)}, &am);
+    uint64_t sum = reduce_axes(x, 2 /* Sum */, ex, p->n, p->axes, &km);
+    if (sm) {
+        mc_meta om = am;
+        *id = mc_xp_to_dtype(x, mc_xp_binop(x, "Divide", ex, &am, sum, &km, &am), &om, a->dtype);
+        return 0;
+    }
+    uint64_t lg = mc_mlxfn_begin(x, "Log", 1, &sum);
+    mc_wb_i32(mc_mlxfn_state(x), 2); /* natural */
+    mc_mlxfn_end(x, &km);
+    uint64_t out = mc_xp_binop(x, "Add", lg, &km, mx, &km, &km);
+    mc_meta bm = km;
+    bm.dtype = MLX_BOOL;
+    uint64_t inf;
+    if (float_class(x, MC_U_ISINF, mx, &km, &bm, &inf))
+        return 1;
+    uint64_t sel[3] = {inf, mx, out};
+    *id = mc_mlxfn_node1(x, "Select", 3, sel, &km);
     return 0;
 }
 
