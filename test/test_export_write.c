@@ -807,6 +807,42 @@ static void test_draws_and_inverses_built_on_them_export(void **s)
     end_test();
 }
 
+/* ---- dynamic slices ---- */
+
+static int dynamic_fn(mlx_vector_array *res, const mlx_vector_array in)
+{
+    mlx_stream st = tu_stream();
+    mlx_array a = arg(in, 0), u = arg(in, 1), start = arg(in, 2), one = arg(in, 3);
+    mlx_array r[3] = {mlx_array_new(), mlx_array_new(), mlx_array_new()};
+    int axes[2] = {0, 2}, ax1[1] = {1}, size[3] = {2, 3, 2};
+    mlx_slice_update_dynamic(&r[0], a, u, start, axes, 2, st);
+    mlx_slice_update_dynamic(&r[1], a, u, one, ax1, 1, st);
+    mlx_slice_dynamic(&r[2], a, start, axes, 2, size, 3, st);
+    mlx_vector_array out = mlx_vector_array_new();
+    for (int k = 0; k < 3; k++)
+        push(out, r[k]);
+    TU_FREE(a, u, start, one);
+    return finish(res, out);
+}
+
+static void test_dynamic_slices_export_as_mlx_primitives(void **s)
+{
+    (void)s;
+    int as[3] = {4, 3, 5}, us[3] = {2, 1, 2}, ss[1] = {2}, os[1] = {1};
+    int32_t sv[2] = {1, 3}, ov[1] = {2};
+    mlx_array a = seq(60, as, 3, 0.5f), u = seq(4, us, 3, -2.0f), start = tu_i32(sv, ss, 1),
+              one = tu_i32(ov, os, 1);
+    mlx_vector_array call = args2(a, u);
+    mlx_vector_array_append_value(call, start);
+    mlx_vector_array_append_value(call, one);
+    mlx_closure fun = mlx_closure_new_func(dynamic_fn);
+    round_trip("w_dynamic", fun, &call, 1, false);
+    mlx_closure_free(fun);
+    mlx_vector_array_free(call);
+    TU_FREE(a, u, start, one);
+    end_test();
+}
+
 /* ---- what MLX cannot read ---- */
 
 static int g_case;
@@ -902,6 +938,7 @@ int main(void)
         cmocka_unit_test_teardown(test_mxfp4_dequantize_exports_as_mlx_cpu_composition, tu_test_teardown),
         cmocka_unit_test_teardown(test_diagonal_permutation_gather_qmm_and_eig_export, tu_test_teardown),
         cmocka_unit_test_teardown(test_draws_and_inverses_built_on_them_export, tu_test_teardown),
+        cmocka_unit_test_teardown(test_dynamic_slices_export_as_mlx_primitives, tu_test_teardown),
         cmocka_unit_test_teardown(test_primitives_mlx_cannot_read_fail_with_their_names, tu_test_teardown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

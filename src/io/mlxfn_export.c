@@ -431,6 +431,29 @@ static int ex_gather(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_me
     return 0;
 }
 
+/* slice_update_dynamic: our Scatter of one 0-d start per axis is MLX's
+ * DynamicSliceUpdate of (src, update, start), the starts joined again
+ * into the 1-d start it takes. */
+static int dynamic_slice_update(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    const mc_scatter_params *p = n->params;
+    uint64_t st[MC_MAX_NDIM];
+    mc_meta sm[MC_MAX_NDIM];
+    for (int i = 0; i < p->nidx; i++) {
+        if (im[1 + i].ndim != 0)
+            return mc_xp_unsupported(x, n, "MLX's DynamicSliceUpdate takes one start per axis");
+        sm[i] = im[1 + i];
+        st[i] = mc_xp_expand_rec(x, in[1 + i], &sm[i], 0);
+    }
+    mc_meta jm = sm[0];
+    uint64_t start = p->nidx > 1 ? mc_xp_concat_rec(x, st, sm, p->nidx, 0, &jm) : st[0];
+    uint64_t args[3] = {in[0], in[n->n_in - 1], start};
+    *id = mc_mlxfn_begin(x, "DynamicSliceUpdate", 3, args);
+    mc_wb_ints(mc_mlxfn_state(x), p->nidx, p->axes);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
 static int ex_scatter(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
     (void)im;
@@ -452,7 +475,8 @@ static int ex_scatter(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_m
     case MC_SCATTER_SUM: type = 2; break;
     case MC_SCATTER_PROD: type = 3; break;
     case MC_SCATTER_NONE: type = 4; break;
-    default: return mc_xp_unsupported(x, n, "a dynamic slice update has no Scatter equivalent in MLX's files");
+    case MC_SCATTER_SLICE_UPDATE: return dynamic_slice_update(x, n, in, im, id);
+    default: return mc_xp_unsupported(x, n, "no MLX Scatter has this reduction");
     }
     const mc_scatter_params *p = n->params;
     *id = mc_mlxfn_begin(x, "Scatter", n->n_in, in);
