@@ -2,12 +2,15 @@
  * and, on x86_64, again with AVX2+FMA and with AVX-512 (MC_WK_VARIANT=avx2
  * or avx512, -O3): each build defines mc_wino_kernels_<variant>.
  *
- * Each stage walks channels in chunks of CB: a chunk's 16 rows are copied
- * into local arrays, transformed with fixed-length loops and copied out.
- * The locals cannot alias the caller's memory, so the compiler vectorises
- * the arithmetic across the chunk without run-time overlap checks (16
- * source and 16 destination pointers would defeat them), and a short tail
- * chunk runs the same code on a partly used buffer. */
+ * Each stage walks channels a vector of VL at a time (GCC/Clang vector
+ * extensions: one register of the build's widest kind; 4 lanes in the
+ * generic build, which SSE2 and NEON both hold). A tile's 16 rows are
+ * separate pointers, so the transforms are written on vector values
+ * loaded and stored explicitly rather than left to the auto-vectoriser,
+ * which would have to prove 32 pointers apart. A channel tail shorter
+ * than a vector goes through small zero-padded buffers with the same
+ * code. The generic build is the reference of the vector ones: the same
+ * adds and halvings in the same order, lane by lane. */
 #include <string.h>
 
 #include "simd/wino.h"
@@ -18,72 +21,155 @@
 #define WK_CAT2(a, b) a##_##b
 #define WK_CAT(a, b) WK_CAT2(a, b)
 
-/* channels per chunk: one AVX-512 vector, two AVX2 ones */
-enum { CB = 16 };
+#if defined(__AVX512F__)
+enum { VL = 16 };
+#elif defined(__AVX__)
+enum { VL = 8 };
+#else
+enum { VL = 4 };
+#endif
+typedef float vf __attribute__((vector_size(VL * sizeof(float))));
 
-/* The 1-D input transform B^T applied to four rows a, b, c, e (of CB). */
-static inline void bt4(float *restrict o0, float *restrict o1, float *restrict o2, float *restrict o3,
-                       const float *a, const float *b, const float *c, const float *e)
+static inline vf ld(const float *p)
 {
-    for (int k = 0; k < CB; k++) {
-        float a_ = a[k], b_ = b[k], c_ = c[k], e_ = e[k];
-        o0[k] = a_ - c_;
-        o1[k] = b_ + c_;
-        o2[k] = c_ - b_;
-        o3[k] = b_ - e_;
+    vf v;
+    memcpy(&v, p, sizeof v);
+    return v;
+}
+
+static inline void st(float *p, vf v) { memcpy(p, &v, sizeof v); }
+
+/* U = G g G^T for one vector of channels at offset c: g[9] row-major
+ * 3x3, u[16] row-major 4x4. */
+static inline void filter_vec(const float *const *g, size_t c, vf *u)
+{
+    vf t[12];
+    for (int j = 0; j < 3; j++) {
+        vf a = ld(g[j] + c), b = ld(g[3 + j] + c), e = ld(g[6 + j] + c);
+        t[j] = a;
+        t[3 + j] = 0.5f * (a + b + e);
+        t[6 + j] = 0.5f * (a - b + e);
+        t[9 + j] = e;
     }
+    for (int i = 0; i < 4; i++) {
+        vf a = t[3 * i], b = t[3 * i + 1], e = t[3 * i + 2];
+        u[4 * i] = a;
+        u[4 * i + 1] = 0.5f * (a + b + e);
+        u[4 * i + 2] = 0.5f * (a - b + e);
+        u[4 * i + 3] = e;
+    }
+}
+
+/* V = B^T d B: d[16] and v[16] row-major 4x4. */
+static inline void input_vec(const float *const *d, size_t c, vf *v)
+{
+    vf t[16];
+    for (int b = 0; b < 4; b++) {
+        vf p = ld(d[b] + c), q = ld(d[4 + b] + c), r = ld(d[8 + b] + c), s = ld(d[12 + b] + c);
+        t[b] = p - r;
+        t[4 + b] = q + r;
+        t[8 + b] = r - q;
+        t[12 + b] = q - s;
+    }
+    for (int a = 0; a < 4; a++) {
+        vf p = t[4 * a], q = t[4 * a + 1], r = t[4 * a + 2], s = t[4 * a + 3];
+        v[4 * a] = p - r;
+        v[4 * a + 1] = q + r;
+        v[4 * a + 2] = r - q;
+        v[4 * a + 3] = q - s;
+    }
+}
+
+/* Y = A^T M A: m[16] row-major 4x4, y[4] row-major 2x2. */
+static inline void output_vec(const float *const *m, size_t c, vf *y)
+{
+    vf t[8];
+    for (int b = 0; b < 4; b++) {
+        vf p = ld(m[b] + c), q = ld(m[4 + b] + c), r = ld(m[8 + b] + c), s = ld(m[12 + b] + c);
+        t[b] = p + q + r;
+        t[4 + b] = q - r - s;
+    }
+    for (int a = 0; a < 2; a++) {
+        vf p = t[4 * a], q = t[4 * a + 1], r = t[4 * a + 2], s = t[4 * a + 3];
+        y[2 * a] = p + q + r;
+        y[2 * a + 1] = q - r - s;
+    }
+}
+
+typedef void (*vec_fn)(const float *const *src, size_t c, vf *out);
+
+/* One vector of channels at offset c, from nin source rows to nout
+ * destination rows (a NULL destination is skipped). */
+static inline void run_vec(vec_fn f, const float *const *src, float *const *dst, int nout, size_t c)
+{
+    vf out[16];
+    f(src, c, out);
+    for (int q = 0; q < nout; q++)
+        if (dst[q])
+            st(dst[q] + c, out[q]);
+}
+
+/* The channels [c0, n) left after whole vectors, through zero-padded
+ * buffers. */
+static void run_tail(vec_fn f, const float *const *src, int nin, float *const *dst, int nout, size_t c0, size_t n)
+{
+    float in[16][VL];
+    const float *s[16];
+    vf out[16];
+    size_t len = n - c0;
+    memset(in, 0, sizeof in);
+    for (int q = 0; q < nin; q++) {
+        memcpy(in[q], src[q] + c0, len * sizeof(float));
+        s[q] = in[q];
+    }
+    f(s, 0, out);
+    for (int q = 0; q < nout; q++)
+        if (dst[q])
+            memcpy(dst[q] + c0, &out[q], len * sizeof(float));
+}
+
+/* The channels [0, n) of one tile or filter: whole vectors, then the tail. */
+static inline void run_all(vec_fn f, const float *const *src, int nin, float *const *dst, int nout, size_t n)
+{
+    size_t full = n - n % VL;
+    for (size_t c = 0; c < full; c += VL)
+        run_vec(f, src, dst, nout, c);
+    if (full < n)
+        run_tail(f, src, nin, dst, nout, full, n);
 }
 
 static void filter_f23(const float *w, int O, int C, bool flip, float *u)
 {
-    float g[9][CB], t[12][CB], r[16][CB];
-    memset(g, 0, sizeof g);
-    size_t plane = (size_t)O * (size_t)C;
+    size_t plane = (size_t)O * (size_t)C, n = (size_t)C;
     for (int o = 0; o < O; o++) {
-        const float *wo = w + (size_t)o * 9 * (size_t)C;
-        for (int c0 = 0; c0 < C; c0 += CB) {
-            int len = C - c0 < CB ? C - c0 : CB;
-            for (int q = 0; q < 9; q++)
-                memcpy(g[flip ? 8 - q : q], wo + (size_t)q * (size_t)C + c0, (size_t)len * sizeof(float));
-            /* t = G g: 4 rows of 3 kernel columns */
-            for (int j = 0; j < 3; j++) {
-                for (int k = 0; k < CB; k++) {
-                    float a = g[j][k], b = g[3 + j][k], c = g[6 + j][k];
-                    t[j][k] = a;
-                    t[3 + j][k] = 0.5f * (a + b + c);
-                    t[6 + j][k] = 0.5f * (a - b + c);
-                    t[9 + j][k] = c;
-                }
-            }
-            /* r = t G^T: each row's 3 columns to 4 */
-            for (int i = 0; i < 4; i++) {
-                for (int k = 0; k < CB; k++) {
-                    float a = t[3 * i][k], b = t[3 * i + 1][k], c = t[3 * i + 2][k];
-                    r[4 * i][k] = a;
-                    r[4 * i + 1][k] = 0.5f * (a + b + c);
-                    r[4 * i + 2][k] = 0.5f * (a - b + c);
-                    r[4 * i + 3][k] = c;
-                }
-            }
-            for (int xi = 0; xi < MC_WINO_XI; xi++)
-                memcpy(u + (size_t)xi * plane + (size_t)o * (size_t)C + c0, r[xi], (size_t)len * sizeof(float));
-        }
+        const float *g[9];
+        float *dst[16];
+        for (int q = 0; q < 9; q++)
+            g[flip ? 8 - q : q] = w + ((size_t)o * 9 + (size_t)q) * n;
+        for (int xi = 0; xi < MC_WINO_XI; xi++)
+            dst[xi] = u + (size_t)xi * plane + (size_t)o * n;
+        run_all(filter_vec, g, 9, dst, 16, n);
     }
+}
+
+/* The tile's batch index and tile coordinates. */
+static inline size_t split_tile(const mc_wino_geom *g, size_t tile, int *th, int *tw)
+{
+    *tw = (int)(tile % (size_t)g->tiles_w);
+    size_t rest = tile / (size_t)g->tiles_w;
+    *th = (int)(rest % (size_t)g->tiles_h);
+    return rest / (size_t)g->tiles_h;
 }
 
 static void input_f23(const mc_wino_geom *g, const float *x, size_t t0, int nt, const float *zero, float *v,
                       size_t vs)
 {
-    float d[16][CB], t[16][CB], r[16][CB];
-    memset(d, 0, sizeof d);
     size_t C = (size_t)g->C;
     for (int i = 0; i < nt; i++) {
-        size_t tile = t0 + (size_t)i;
-        int tw = (int)(tile % (size_t)g->tiles_w);
-        size_t rest = tile / (size_t)g->tiles_w;
-        int th = (int)(rest % (size_t)g->tiles_h);
-        size_t n = rest / (size_t)g->tiles_h;
+        int th, tw;
+        size_t n = split_tile(g, t0 + (size_t)i, &th, &tw);
         const float *src[16];
+        float *dst[16];
         for (int a = 0; a < 4; a++) {
             int h = 2 * th - g->pad_h + a;
             for (int b = 0; b < 4; b++) {
@@ -92,33 +178,23 @@ static void input_f23(const mc_wino_geom *g, const float *x, size_t t0, int nt, 
                 src[4 * a + b] = in ? x + ((n * (size_t)g->H + (size_t)h) * (size_t)g->W + (size_t)w) * C : zero;
             }
         }
-        for (size_t c0 = 0; c0 < C; c0 += CB) {
-            size_t len = C - c0 < CB ? C - c0 : CB;
-            for (int q = 0; q < 16; q++)
-                memcpy(d[q], src[q] + c0, len * sizeof(float));
-            /* t = B^T d (down each of the 4 columns), r = t B (along rows) */
-            for (int b = 0; b < 4; b++)
-                bt4(t[b], t[4 + b], t[8 + b], t[12 + b], d[b], d[4 + b], d[8 + b], d[12 + b]);
-            for (int a = 0; a < 4; a++)
-                bt4(r[4 * a], r[4 * a + 1], r[4 * a + 2], r[4 * a + 3], t[4 * a], t[4 * a + 1], t[4 * a + 2],
-                    t[4 * a + 3]);
-            for (int xi = 0; xi < MC_WINO_XI; xi++)
-                memcpy(v + (size_t)xi * vs + (size_t)i * C + c0, r[xi], len * sizeof(float));
-        }
+        for (int xi = 0; xi < MC_WINO_XI; xi++)
+            dst[xi] = v + (size_t)xi * vs + (size_t)i * C;
+        run_all(input_vec, src, 16, dst, 16, C);
     }
 }
 
 static void output_f23(const mc_wino_geom *g, const float *m, size_t ms, size_t t0, int nt, float *y)
 {
-    float e[16][CB], t[8][CB], r[4][CB];
     size_t O = (size_t)g->O;
     for (int i = 0; i < nt; i++) {
-        size_t tile = t0 + (size_t)i;
-        int tw = (int)(tile % (size_t)g->tiles_w);
-        size_t rest = tile / (size_t)g->tiles_w;
-        int th = (int)(rest % (size_t)g->tiles_h);
-        size_t n = rest / (size_t)g->tiles_h;
+        int th, tw;
+        size_t n = split_tile(g, t0 + (size_t)i, &th, &tw);
+        const float *src[16];
         float *dst[4];
+        for (int xi = 0; xi < MC_WINO_XI; xi++)
+            src[xi] = m + (size_t)xi * ms + (size_t)i * O;
+        /* positions past the output's edge (odd OH or OW) are not stored */
         for (int a = 0; a < 2; a++) {
             for (int b = 0; b < 2; b++) {
                 int h = 2 * th + a, w = 2 * tw + b;
@@ -126,29 +202,7 @@ static void output_f23(const mc_wino_geom *g, const float *m, size_t ms, size_t 
                 dst[2 * a + b] = in ? y + ((n * (size_t)g->OH + (size_t)h) * (size_t)g->OW + (size_t)w) * O : NULL;
             }
         }
-        for (size_t o0 = 0; o0 < O; o0 += CB) {
-            size_t len = O - o0 < CB ? O - o0 : CB;
-            for (int xi = 0; xi < MC_WINO_XI; xi++)
-                memcpy(e[xi], m + (size_t)xi * ms + (size_t)i * O + o0, len * sizeof(float));
-            /* t = A^T e (2 rows of 4 columns), r = t A (2 x 2) */
-            for (int b = 0; b < 4; b++) {
-                for (int k = 0; k < CB; k++) {
-                    float p = e[b][k], q = e[4 + b][k], s = e[8 + b][k], z = e[12 + b][k];
-                    t[b][k] = p + q + s;
-                    t[4 + b][k] = q - s - z;
-                }
-            }
-            for (int a = 0; a < 2; a++) {
-                for (int k = 0; k < CB; k++) {
-                    float p = t[4 * a][k], q = t[4 * a + 1][k], s = t[4 * a + 2][k], z = t[4 * a + 3][k];
-                    r[2 * a][k] = p + q + s;
-                    r[2 * a + 1][k] = q - s - z;
-                }
-            }
-            for (int q = 0; q < 4; q++)
-                if (dst[q])
-                    memcpy(dst[q] + o0, r[q], len * sizeof(float));
-        }
+        run_all(output_vec, src, 16, dst, 4, O);
     }
 }
 

@@ -517,8 +517,11 @@ static void test_scratch_stays_far_below_a_whole_im2col(void **state)
     size_t base = 0, peak = 0;
     assert_int_equal(mlx_get_active_memory(&base), 0);
     assert_int_equal(mlx_reset_peak_memory(), 0);
+    mc_conv_wino_set_mode(MC_CONV_WINO_NEVER); /* the im2col path's scratch */
     assert_int_equal(mlx_conv2d(&y, x, w, 1, 1, 1, 1, 1, 1, 1, tu_stream()), 0);
-    assert_int_equal(mlx_array_eval(y), 0);
+    int rc = mlx_array_eval(y);
+    mc_conv_wino_set_mode(MC_CONV_WINO_AUTO);
+    assert_int_equal(rc, 0);
     assert_int_equal(mlx_get_peak_memory(&peak), 0);
     size_t out_bytes = mlx_array_nbytes(y), im2col = (size_t)2 * 64 * 64 * 9 * 32 * sizeof(float);
     size_t extra = peak > base + out_bytes ? peak - base - out_bytes : 0;
@@ -693,6 +696,36 @@ static void test_winograd_transforms_match_generic_build(void **state)
     free(zero);
 }
 
+/* The Winograd path transforms the input block by block: the memory it
+ * takes beyond input, weight and output stays far below the whole
+ * transformed input and products (here 16 x 2 * 64 * 64 tiles x 64
+ * floats, 33.5 MB). */
+static void test_winograd_scratch_stays_far_below_a_whole_transform(void **state)
+{
+    (void)state;
+    int xs[4] = {2, 128, 128, 32}, ws[4] = {32, 3, 3, 32};
+    double *xv, *wv;
+    mlx_array x = random_array(3, MLX_FLOAT32, 4, xs, &xv), w = random_array(4, MLX_FLOAT32, 4, ws, &wv);
+    mlx_array y = mlx_array_new();
+    assert_int_equal(mlx_array_eval(x), 0);
+    assert_int_equal(mlx_array_eval(w), 0);
+    size_t base = 0, peak = 0;
+    assert_int_equal(mlx_get_active_memory(&base), 0);
+    assert_int_equal(mlx_reset_peak_memory(), 0);
+    long before = mc_conv_wino_runs();
+    assert_int_equal(mlx_conv2d(&y, x, w, 1, 1, 1, 1, 1, 1, 1, tu_stream()), 0);
+    assert_int_equal(mlx_array_eval(y), 0);
+    assert_true(mc_conv_wino_runs() == before + 1);
+    assert_int_equal(mlx_get_peak_memory(&peak), 0);
+    size_t out_bytes = mlx_array_nbytes(y), whole = (size_t)16 * 2 * 64 * 64 * 64 * sizeof(float);
+    size_t extra = peak > base + out_bytes ? peak - base - out_bytes : 0;
+    if (extra > whole / 4)
+        fail_msg("scratch of %zu bytes for a whole transform of %zu", extra, whole);
+    free(xv);
+    free(wv);
+    tu_free_n((mlx_array[]){x, w, y}, 3);
+}
+
 static void test_empty_batch_gives_empty_output(void **state)
 {
     (void)state;
@@ -724,6 +757,7 @@ int main(void)
         cmocka_unit_test_teardown(test_half_types_keep_the_direct_path, tu_test_teardown),
         cmocka_unit_test_teardown(test_mlx_cases_pass_on_the_winograd_path, tu_test_teardown),
         cmocka_unit_test_teardown(test_winograd_transforms_match_generic_build, tu_test_teardown),
+        cmocka_unit_test_teardown(test_winograd_scratch_stays_far_below_a_whole_transform, tu_test_teardown),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }
