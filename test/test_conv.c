@@ -23,6 +23,7 @@
 
 #include "graph/conv_wino.h"
 #include "mlx/c/mlx.h"
+#include "runtime/alloc.h" /* mc_fault_fail_after */
 #include "simd/wino.h"
 #include "test_util.h"
 
@@ -726,6 +727,39 @@ static void test_winograd_scratch_stays_far_below_a_whole_transform(void **state
     tu_free_n((mlx_array[]){x, w, y}, 3);
 }
 
+/* Every allocation of a Winograd convolution failing in turn gives one
+ * error and frees what was taken (the leak checkers watch this run); in a
+ * build without fault injection the first attempt succeeds. */
+static void test_winograd_allocation_failures_report_one_error(void **state)
+{
+    (void)state;
+    int xs[4] = {2, 9, 8, 32}, ws[4] = {16, 3, 3, 32};
+    double *xv, *wv;
+    mlx_array x = random_array(5, MLX_FLOAT32, 4, xs, &xv), w = random_array(6, MLX_FLOAT32, 4, ws, &wv);
+    assert_int_equal(mlx_array_eval(x), 0);
+    assert_int_equal(mlx_array_eval(w), 0);
+    long before = mc_conv_wino_runs();
+    for (long n = 0;; n++) {
+        mlx_array y = mlx_array_new();
+        mc_fault_fail_after(n);
+        int rc = mlx_conv2d(&y, x, w, 1, 1, 1, 1, 1, 1, 1, tu_stream()) || mlx_array_eval(y);
+        mc_fault_fail_after(-1);
+        mlx_array_free(y);
+        if (!rc) {
+            tu_expect_no_error();
+            break;
+        }
+        if (tu_error_count() != 1)
+            fail_msg("allocation %ld: %d messages, last \"%s\"", n, tu_error_count(), tu_last_error());
+        tu_reset_errors();
+        assert_true(n < 1000);
+    }
+    assert_true(mc_conv_wino_runs() == before + 1);
+    free(xv);
+    free(wv);
+    tu_free_n((mlx_array[]){x, w}, 2);
+}
+
 static void test_empty_batch_gives_empty_output(void **state)
 {
     (void)state;
@@ -758,6 +792,7 @@ int main(void)
         cmocka_unit_test_teardown(test_mlx_cases_pass_on_the_winograd_path, tu_test_teardown),
         cmocka_unit_test_teardown(test_winograd_transforms_match_generic_build, tu_test_teardown),
         cmocka_unit_test_teardown(test_winograd_scratch_stays_far_below_a_whole_transform, tu_test_teardown),
+        cmocka_unit_test_teardown(test_winograd_allocation_failures_report_one_error, tu_test_teardown),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

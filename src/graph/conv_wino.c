@@ -103,8 +103,8 @@ static void wino_piece(void *arg, size_t begin, size_t end)
             float *m = v + MC_WINO_XI * vs;
             r->k->input(&r->g, r->x, t0, nt, r->zero, v, vs);
             for (int xi = 0; xi < MC_WINO_XI; xi++)
-                mc_blas_sgemm_tile(nt, r->g.O, r->g.C, v + xi * vs, (int64_t)C, r->u + xi * O * C, (int64_t)C, true,
-                                   m + xi * ms, (int64_t)O);
+                mc_blas_sgemm_tile(nt, r->g.O, r->g.C, v + xi * vs, (int64_t)C, r->u + xi * O * C, (int64_t)C,
+                                   true, m + xi * ms, (int64_t)O);
             r->k->output(&r->g, m, ms, t0, nt, r->y);
         }
     }
@@ -113,8 +113,15 @@ static void wino_piece(void *arg, size_t begin, size_t end)
 int mc_conv_wino_run(const mc_conv_geom *g, const float *x, const float *w, bool flip, float *y, const char *fn)
 {
     wino_run r = {.k = mc_wino_kernels_get(), .x = x, .y = y};
-    r.g = (mc_wino_geom){.N = g->N, .H = g->in[1], .W = g->in[2], .C = g->C, .O = g->O,
-                         .OH = g->out[1], .OW = g->out[2], .pad_h = g->pad_lo[1], .pad_w = g->pad_lo[2]};
+    r.g = (mc_wino_geom){.N = g->N,
+                         .H = g->in[1],
+                         .W = g->in[2],
+                         .C = g->C,
+                         .O = g->O,
+                         .OH = g->out[1],
+                         .OW = g->out[2],
+                         .pad_h = g->pad_lo[1],
+                         .pad_w = g->pad_lo[2]};
     r.g.tiles_h = (r.g.OH + 1) / 2;
     r.g.tiles_w = (r.g.OW + 1) / 2;
     size_t C = (size_t)g->C, O = (size_t)g->O;
