@@ -13,8 +13,10 @@
  * x block whatever the layer's size. Each of a block's 16 coordinates is
  * one single-threaded sgemm, V_xi (nt x C) times U_xi^T (C x O).
  *
- * When it pays (measured with bench/bench_conv.c on a 2-core AMD EPYC,
- * AVX-512, OpenBLAS): see mc_conv_wino_fits. */
+ * When it pays: see mc_conv_wino_fits. Its figures are ratios of the
+ * calling thread's CPU time (best of 8 to 20 calls, MLX_CPU_THREADS=1) on
+ * a shared 2-core AMD EPYC with AVX-512 and OpenBLAS 0.3.21, where wall
+ * times were too noisy to rank variants. */
 #include "graph/conv_wino.h"
 
 #include <stdatomic.h>
@@ -31,7 +33,7 @@
  * L2 here): between the input transform, the 16 products and the output
  * transform they stay in cache. Measured on the ResNet layers, one
  * thread: 256 KiB blocks take 1.2x the time of 1 MiB ones (more, smaller
- * sgemms, each packing its U_xi again), 4 MiB ones 1.0-1.2x. */
+ * sgemms, each packing its U_xi again), 4 MiB ones 0.9-1.2x. */
 #define MC_WINO_BLOCK_BYTES ((size_t)1 << 20)
 /* Below this many direct multiply-adds a convolution runs on the calling
  * thread (as the direct path's rule). */
@@ -67,8 +69,9 @@ bool mc_conv_wino_fits(const mc_conv_geom *g, const mc_conv_params *p, mlx_dtype
             return false;
     if (m == MC_CONV_WINO_ALWAYS)
         return true;
-    /* Measured (one thread, batch 2, 56x56, ratio of the direct path's
-     * time to this one's): C = O = 16 1.6x, 32 1.9x, 64 1.8x; C = 64
+    /* Measured (ratio of the direct path's time to this one's; batch 2,
+     * 56x56 unless said): C = O = 16 1.6x, 32 1.9x; batch 8 56x56 C = O =
+     * 64 1.65x, 28x28 C = O = 128 1.7x, 7x7 C = O = 512 1.7x; C = 64
      * with O = 1 1.2x; C = 16, O = 8 1.25x; but C = O = 8 1.0x and C = 3
      * or 4 with O = 64 or 128 0.7-0.8x (the input transform and a gemm of
      * K = C cost more than the saved multiplies), C = O = 12 0.75x (no
