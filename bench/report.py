@@ -170,6 +170,9 @@ def conv_section(r, w):
         if not name.startswith("dw"):
             w(r.row(f"{label} vs sgemm", ours, ("sgemm", name, 2),
                     "cblas_sgemm, same GEMM", 0.7))
+        if name in ("conv3x3_56x56x64", "conv3x3_28x28x128"):
+            w(r.row(f"{label} vs im2col", ours, ("direct", name, 2),
+                    "our im2col path (Winograd off)", None))
         for side, target in (("jax", 0.8), ("torch", 1.5), ("mlx", 2.0)):
             w(r.row(f"{label} vs {FRAMEWORKS[side]}", ours, (side, name, 2),
                     FRAMEWORKS[side], target))
