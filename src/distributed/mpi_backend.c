@@ -427,9 +427,9 @@ static int mc_mpi_disagree(int64_t sig, int64_t other, const char *fn)
 {
     return mc_error("[%s] The processes of the group disagree: this one runs %s on %lld elements of %s, another "
                     "runs %s on %lld elements of %s.",
-                    fn, mc_mpi_op_name((int)((sig >> 4) & 15)), (long long)(sig >> 8), mc_dtype_name((int)(sig & 15)),
-                    mc_mpi_op_name((int)((other >> 4) & 15)), (long long)(other >> 8),
-                    mc_dtype_name((int)(other & 15)));
+                    fn, mc_mpi_op_name((int)((sig >> 4) & 15)), (long long)(sig >> 8),
+                    mc_dtype_name((int)(sig & 15)), mc_mpi_op_name((int)((other >> 4) & 15)),
+                    (long long)(other >> 8), mc_dtype_name((int)(other & 15)));
 }
 
 /* Larger groups: each process contributes (sig, -sig) to a MAX reduction,
