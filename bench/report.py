@@ -400,8 +400,11 @@ def distributed_section(r, w, info):
     w("`bench/bench_distributed.c` under `mpirun -np 2` on this host (Open "
       "MPI, shared memory), once per run: float32 all_sum against "
       "MPI_Allreduce called directly in the same program, each repetition "
-      "after a barrier, the slowest rank's time; \"no check\" sets "
-      "MLX_CPU_MPI_CHECK=0 (no agreement round trip before the collective).")
+      "after a barrier, the slowest rank's time, the variants taking turns "
+      "within each repetition; \"no check\" sets MLX_CPU_MPI_CHECK=0 (no "
+      "agreement round trip before a large collective; a small all_sum "
+      "carries its check in its one exchange either way); the lazy-op row is "
+      "the floor of any op's per-call cost (no communication).")
     w("")
     ranks = int(info.get((None, "ranks"), "2"))
     w(HEAD)
@@ -411,6 +414,9 @@ def distributed_section(r, w, info):
                 ("mpi_allreduce", name, ranks), "MPI_Allreduce", 0.9))
         w(r.row(f"all_sum {size}, no check", ("mlx-cpu", name + "_nocheck", ranks),
                 ("mpi_allreduce", name, ranks), "MPI_Allreduce", None))
+    w(r.row("one lazy op, no communication (negative 1KiB + eval)",
+            ("mlx-cpu", "lazy_op_floor_1KiB", ranks),
+            ("mpi_allreduce", "all_sum_1KiB", ranks), "MPI_Allreduce 1KiB", None))
     w("")
 
 

@@ -22,4 +22,8 @@ for size in ("1KiB", "1MiB", "64MiB"):
     raw, ours, nc = rows[("mpi_allreduce", n)], rows[("mlx-cpu", n)], rows[("mlx-cpu", n + "_nocheck")]
     f = lambda ns: "%.1f us" % (ns / 1e3) if ns < 1e6 else "%.2f ms" % (ns / 1e6)
     print("| %s | %s | %s | %.2fx | %s | %.2fx |" % (size, f(raw), f(ours), raw / ours, f(nc), raw / nc))
+fl = rows.get(("mlx-cpu", "lazy_op_floor_1KiB"))
+if fl:
+    raw = rows[("mpi_allreduce", "all_sum_1KiB")]
+    print("\none lazy op without communication (negative of 1 KiB + eval): %s (%.2fx of MPI_Allreduce 1KiB)" % (f(fl), raw / fl))
 '

@@ -57,7 +57,7 @@ NOTES = {
     "mlx_detail_vmap_trace": "MLX's checks and messages; an in axis outside [-1, ndim) is refused (docs/vmap.md)",
     "mlx_detail_vmap_replace": "MLX's rule per primitive, or MLX's error where MLX has none (docs/vmap.md)",
     "mlx_distributed_init": "MPI's world when launched by MPI (mpirun); else the singleton group (strict: MLX's error). docs/distributed.md",
-    "mlx_distributed_all_sum": "checks that every process runs the same collective on the same dtype and size first (MLX_CPU_MPI_CHECK=0 skips it); waits at most MLX_CPU_MPI_TIMEOUT s (300)",
+    "mlx_distributed_all_sum": "checks that every process runs the same collective on the same dtype and size first (MLX_CPU_MPI_CHECK=0 skips it, except for up to 2 KiB, whose data travels with the check); waits at most MLX_CPU_MPI_TIMEOUT s (300)",
     "mlx_distributed_sum_scatter": "MPI_Reduce_scatter_block (MLX's MPI backend does not implement it)",
     "mlx_distributed_send": "no gradient, as MLX; on the singleton group (no MPI launch) evaluating it reports \"Communication not implemented in an empty distributed group\"",
     "mlx_distributed_recv": "a message of another dtype or size is refused, not received; on the singleton group evaluating it reports \"Communication not implemented in an empty distributed group\"",

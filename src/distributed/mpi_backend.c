@@ -2,7 +2,17 @@
  * library needs, the datatypes and reduction ops MPI lacks (float16,
  * bfloat16, complex max/min), the agreement check that precedes each
  * collective, and waiting with a timeout, so that a process that never
- * joins gives an error instead of a hang (docs/distributed.md). */
+ * joins gives an error instead of a hang (docs/distributed.md).
+ *
+ * The check, in groups of up to MLX_CPU_MPI_FANOUT_MAX processes (8), is
+ * an exchange of blocks: each process sends every other one a header
+ * naming its collective, dtype and count, followed, for a reduction of up
+ * to MC_MPI_SMALL bytes, by its data, and each reduces the blocks it holds
+ * in rank order. A small all_sum is then one round of messages, as
+ * MPI_Allreduce's own on a few processes, and its result is the same on
+ * every process. The messages travel on a duplicate of the group's
+ * communicator, so that a receive's probe for any tag never sees them.
+ * Larger groups check with one MPI_Iallreduce of the header. */
 #include "distributed/mpi_backend.h"
 
 #include <limits.h>
@@ -20,8 +30,25 @@
 #include "runtime/error.h"
 #include "simd/half_convert.h"
 
+/* A check's block: the header, then a small reduction's data (aligned for
+ * every dtype). Up to MC_MPI_SMALL bytes of data travel in the block: with
+ * the header and MPI's own, under the eager limits of Open MPI's shared
+ * memory and TCP transports (4 KiB, 64 KiB), so sends complete at once. */
+enum { MC_MPI_HEADER = 16, MC_MPI_SMALL = 2048, MC_MPI_BLOCK = MC_MPI_HEADER + MC_MPI_SMALL };
+
 struct mc_mpi_comm {
     MPI_Comm comm;
+    MPI_Comm side; /* a duplicate of comm: the check's blocks */
+    int rank, size;
+    bool fanout; /* size <= MLX_CPU_MPI_FANOUT_MAX: checks exchange blocks */
+    /* The blocks of a check, one per process, and its requests: taken once
+     * (lazily) and reused, under lock (one check at a time per group).
+     * After a timeout MPI may still use them: abandoned, they are kept
+     * for the rest of the process. */
+    pthread_mutex_t lock;
+    unsigned char *blocks;
+    MPI_Request *reqs;
+    bool abandoned;
 };
 
 static pthread_once_t mc_mpi_once = PTHREAD_ONCE_INIT;
@@ -133,6 +160,32 @@ static void mc_min_c64(void *in, void *inout, int *len, MPI_Datatype *type)
 
 /* ---- initialisation ---- */
 
+/* Groups of up to this many processes check by exchanging blocks (every
+ * process sends to every other: fine for a few, not for hundreds). */
+static int mc_mpi_fanout_max(void)
+{
+    const char *s = getenv("MLX_CPU_MPI_FANOUT_MAX");
+    return s && *s ? atoi(s) : 8;
+}
+
+/* Completes c once c->comm is set: rank, size, the check's communicator.
+ * Collective over c->comm. */
+static int mc_mpi_comm_setup(mc_mpi_comm *c)
+{
+    MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(c->comm, &c->rank);
+    MPI_Comm_size(c->comm, &c->size);
+    if (MPI_Comm_dup(c->comm, &c->side) != MPI_SUCCESS)
+        return 1;
+    MPI_Comm_set_errhandler(c->side, MPI_ERRORS_RETURN);
+    c->fanout = c->size <= mc_mpi_fanout_max();
+    c->blocks = NULL;
+    c->reqs = NULL;
+    c->abandoned = false;
+    pthread_mutex_init(&c->lock, NULL);
+    return 0;
+}
+
 static void mc_mpi_start(void)
 {
     int inited = 0, provided = MPI_THREAD_SINGLE;
@@ -155,8 +208,12 @@ static void mc_mpi_start(void)
         mc_mpi_init_rc = 1;
         return;
     }
-    MPI_Comm_dup(MPI_COMM_WORLD, &mc_mpi_world_comm.comm);
-    MPI_Comm_set_errhandler(mc_mpi_world_comm.comm, MPI_ERRORS_RETURN);
+    if (MPI_Comm_dup(MPI_COMM_WORLD, &mc_mpi_world_comm.comm) != MPI_SUCCESS ||
+        mc_mpi_comm_setup(&mc_mpi_world_comm)) {
+        snprintf(mc_mpi_init_msg, sizeof mc_mpi_init_msg, "Cannot initialize MPI: MPI_Comm_dup failed");
+        mc_mpi_init_rc = 1;
+        return;
+    }
     MPI_Type_contiguous(2, MPI_BYTE, &mc_type_half);
     MPI_Type_commit(&mc_type_half);
     MPI_Op_create(mc_sum_f16, 1, &mc_op_sum_f16);
@@ -176,10 +233,27 @@ int mc_mpi_world(mc_mpi_comm **out, int *rank, int *size, const char **why)
         *why = mc_mpi_init_msg;
         return 1;
     }
-    MPI_Comm_rank(mc_mpi_world_comm.comm, rank);
-    MPI_Comm_size(mc_mpi_world_comm.comm, size);
+    *rank = mc_mpi_world_comm.rank;
+    *size = mc_mpi_world_comm.size;
     *out = &mc_mpi_world_comm;
     return 0;
+}
+
+/* Frees what c holds besides itself (MPI not finalised yet). */
+static void mc_mpi_comm_release(mc_mpi_comm *c)
+{
+    if (c->abandoned) {
+        mc_mpi_keep(c->blocks); /* MPI may still write them */
+        mc_mpi_keep(c->reqs);
+    } else {
+        mc_xfree(c->blocks);
+        mc_xfree(c->reqs);
+        MPI_Comm_free(&c->side);
+    }
+    c->blocks = NULL;
+    c->reqs = NULL;
+    pthread_mutex_destroy(&c->lock);
+    MPI_Comm_free(&c->comm);
 }
 
 void mc_mpi_finalize(void)
@@ -195,7 +269,7 @@ void mc_mpi_finalize(void)
     for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
         MPI_Op_free(&ops[i]);
     MPI_Type_free(&mc_type_half);
-    MPI_Comm_free(&mc_mpi_world_comm.comm);
+    mc_mpi_comm_release(&mc_mpi_world_comm);
     MPI_Finalize();
 }
 
@@ -221,18 +295,18 @@ static double mc_now(void)
  * processes of one host completes within a few thousand. */
 enum { MC_MPI_SPINS = 4096 };
 
-/* Waits for *req: spinning first (a collective between processes of one
- * host completes in microseconds), then yielding, then sleeping 1 ms
- * between tests once a second has passed. At the timeout, cancels what
- * can be cancelled and returns MC_MPI_ABANDONED if MPI may still use the
- * buffers. */
-static int mc_mpi_wait(MPI_Request *req, MPI_Status *st, bool cancellable, const char *fn, const char *what)
+/* Waits for the n requests reqs: spinning first (a collective between
+ * processes of one host completes in microseconds), then yielding, then
+ * sleeping 1 ms between tests once a second has passed. At the timeout,
+ * cancels them if they can be, and returns MC_MPI_ABANDONED if MPI may
+ * still use the buffers. */
+static int mc_mpi_wait_all(int n, MPI_Request *reqs, bool cancellable, const char *fn, const char *what)
 {
     /* the limit (getenv) and the clock are read once spinning is over:
      * most waits end before */
     double timeout = 0, start = 0;
     for (unsigned long spins = 0;; spins++) {
-        int done = 0, rc = MPI_Test(req, &done, st);
+        int done = 0, rc = MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
         if (rc != MPI_SUCCESS)
             return mc_mpi_fail(rc, fn, what);
         if (done)
@@ -258,9 +332,11 @@ static int mc_mpi_wait(MPI_Request *req, MPI_Status *st, bool cancellable, const
              fn, mc_mpi_timeout(), what);
     if (cancellable) {
         int done = 0;
-        MPI_Cancel(req);
+        for (int i = 0; i < n; i++)
+            if (reqs[i] != MPI_REQUEST_NULL)
+                MPI_Cancel(&reqs[i]);
         for (int i = 0; i < 1000 && !done; i++) {
-            MPI_Test(req, &done, st);
+            MPI_Testall(n, reqs, &done, MPI_STATUSES_IGNORE);
             if (!done) {
                 struct timespec ms = {0, 1000000};
                 nanosleep(&ms, NULL);
@@ -270,6 +346,11 @@ static int mc_mpi_wait(MPI_Request *req, MPI_Status *st, bool cancellable, const
             return 1;
     }
     return MC_MPI_ABANDONED;
+}
+
+static int mc_mpi_wait(MPI_Request *req, bool cancellable, const char *fn, const char *what)
+{
+    return mc_mpi_wait_all(1, req, cancellable, fn, what);
 }
 
 /* ---- datatypes ---- */
@@ -335,20 +416,31 @@ static int mc_mpi_count(size_t count, const char *fn)
 
 /* ---- the agreement check ---- */
 
-/* One signature per call: (op, dtype, count). Each process contributes
- * (sig, -sig) to a MAX reduction, which yields the largest and smallest
- * signatures at once; they are equal only if every process agrees. The
- * buffers are on the heap, so a timed-out check can abandon them. */
-int mc_mpi_agree(mc_mpi_comm *c, int op, mlx_dtype dt, size_t count, const char *fn)
+/* One signature per call: (op, dtype, count); equal signatures, equal
+ * calls. */
+static int64_t mc_mpi_sig(int op, mlx_dtype dt, size_t count)
 {
-    if (!mc_mpi_check_enabled())
-        return 0;
-    if ((uint64_t)count >= ((uint64_t)1 << 52))
-        return mc_error("[%s] %zu elements is too many to send.", fn, count);
+    return ((int64_t)count << 8) | ((int64_t)op << 4) | (int64_t)dt;
+}
+
+static int mc_mpi_disagree(int64_t sig, int64_t other, const char *fn)
+{
+    return mc_error("[%s] The processes of the group disagree: this one runs %s on %lld elements of %s, another "
+                    "runs %s on %lld elements of %s.",
+                    fn, mc_mpi_op_name((int)((sig >> 4) & 15)), (long long)(sig >> 8),
+                    mc_dtype_name((int)(sig & 15)), mc_mpi_op_name((int)((other >> 4) & 15)),
+                    (long long)(other >> 8), mc_dtype_name((int)(other & 15)));
+}
+
+/* Larger groups: each process contributes (sig, -sig) to a MAX reduction,
+ * which yields the largest and smallest signatures at once; they are
+ * equal only if every process agrees. The buffers are on the heap, so a
+ * timed-out check can abandon them. */
+static int mc_mpi_agree_reduce(mc_mpi_comm *c, int64_t sig, const char *fn)
+{
     int64_t *buf = mc_xmalloc(4 * sizeof(int64_t));
     if (!buf)
         return mc_error_oom(fn, 4 * sizeof(int64_t));
-    int64_t sig = ((int64_t)count << 8) | ((int64_t)op << 4) | (int64_t)dt;
     buf[0] = sig;
     buf[1] = -sig;
     MPI_Request req;
@@ -357,7 +449,7 @@ int mc_mpi_agree(mc_mpi_comm *c, int op, mlx_dtype dt, size_t count, const char 
         mc_xfree(buf);
         return mc_mpi_fail(rc, fn, "the agreement check");
     }
-    rc = mc_mpi_wait(&req, MPI_STATUS_IGNORE, false, fn, "the agreement check before a collective");
+    rc = mc_mpi_wait(&req, false, fn, "the agreement check before a collective");
     if (rc == MC_MPI_ABANDONED) {
         mc_mpi_keep(buf); /* MPI may still write it */
         return rc;
@@ -366,29 +458,121 @@ int mc_mpi_agree(mc_mpi_comm *c, int op, mlx_dtype dt, size_t count, const char 
     mc_xfree(buf);
     if (rc)
         return 1;
-    if (hi != lo) {
-        int64_t other = hi != sig ? hi : lo;
-        return mc_error(
-            "[%s] The processes of the group disagree: this one runs %s on %zu elements of %s, another "
-            "runs %s on %lld elements of %s.",
-            fn, mc_mpi_op_name(op), count, mc_dtype_name(dt), mc_mpi_op_name((int)((other >> 4) & 15)),
-            (long long)(other >> 8), mc_dtype_name((int)(other & 15)));
+    return hi != lo ? mc_mpi_disagree(sig, hi != sig ? hi : lo, fn) : 0;
+}
+
+static unsigned char *mc_mpi_block(mc_mpi_comm *c, int r) { return c->blocks + (size_t)r * MC_MPI_BLOCK; }
+
+/* Groups of a few: sends this process's header and `bytes` of data (from
+ * in) to every other process and receives theirs, into c->blocks. Called
+ * under c->lock. Returns 0 when all agree, 1 (reported), or
+ * MC_MPI_ABANDONED after a timeout. */
+static int mc_mpi_exchange(mc_mpi_comm *c, int64_t sig, const void *in, size_t bytes, const char *fn)
+{
+    int n = c->size, peers = 2 * (n - 1);
+    if (c->abandoned)
+        return mc_error("[%s] This group cannot be used any more: an earlier operation on it timed out.", fn);
+    if (!c->blocks) {
+        c->blocks = mc_xmalloc((size_t)n * MC_MPI_BLOCK);
+        c->reqs = mc_xmalloc(sizeof(MPI_Request) * (size_t)(peers > 0 ? peers : 1));
+        if (!c->blocks || !c->reqs) {
+            mc_xfree(c->blocks);
+            mc_xfree(c->reqs);
+            c->blocks = NULL;
+            c->reqs = NULL;
+            return mc_error_oom(fn, (size_t)n * MC_MPI_BLOCK);
+        }
+    }
+    unsigned char *mine = mc_mpi_block(c, c->rank);
+    memcpy(mine, &sig, sizeof sig);
+    if (bytes)
+        memcpy(mine + MC_MPI_HEADER, in, bytes);
+    int k = 0, rc = MPI_SUCCESS;
+    /* receives first, so the peers' sends find them posted; every block
+     * is received whole-capacity, as a peer may send less or more */
+    for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
+        if (r != c->rank)
+            rc = MPI_Irecv(mc_mpi_block(c, r), MC_MPI_BLOCK, MPI_BYTE, r, 0, c->side, &c->reqs[k++]);
+    for (int r = 0; r < n && rc == MPI_SUCCESS; r++)
+        if (r != c->rank)
+            rc = MPI_Isend(mine, (int)(MC_MPI_HEADER + bytes), MPI_BYTE, r, 0, c->side, &c->reqs[k++]);
+    if (rc != MPI_SUCCESS) {
+        /* the requests already posted may still use the blocks */
+        c->abandoned = true;
+        mc_mpi_fail(rc, fn, "the agreement check");
+        return MC_MPI_ABANDONED;
+    }
+    rc = mc_mpi_wait_all(k, c->reqs, false, fn, "the agreement check before a collective");
+    if (rc) {
+        if (rc == MC_MPI_ABANDONED)
+            c->abandoned = true;
+        return rc;
+    }
+    for (int r = 0; r < n; r++) {
+        int64_t other;
+        memcpy(&other, mc_mpi_block(c, r), sizeof other);
+        if (other != sig)
+            return mc_mpi_disagree(sig, other, fn);
     }
     return 0;
 }
 
+int mc_mpi_agree(mc_mpi_comm *c, int op, mlx_dtype dt, size_t count, const char *fn)
+{
+    if (!mc_mpi_check_enabled())
+        return 0;
+    if ((uint64_t)count >= ((uint64_t)1 << 52))
+        return mc_error("[%s] %zu elements is too many to send.", fn, count);
+    int64_t sig = mc_mpi_sig(op, dt, count);
+    if (!c->fanout)
+        return mc_mpi_agree_reduce(c, sig, fn);
+    pthread_mutex_lock(&c->lock);
+    int rc = mc_mpi_exchange(c, sig, NULL, 0, fn);
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
+
 /* ---- collectives ---- */
+
+/* A small reduction in a group of a few: the check carries the data, and
+ * each process reduces the blocks in rank order (so every process gets
+ * the same bits). in == out is allowed: in is copied before out is
+ * written. */
+static int mc_mpi_all_reduce_small(mc_mpi_comm *c, int op, const void *in, void *out, size_t count, mlx_dtype dt,
+                                   const char *fn)
+{
+    size_t bytes = count * mc_dtype_size(dt);
+    MPI_Datatype type = mc_mpi_type(dt);
+    MPI_Op mop = mc_mpi_reduce_op(op, dt);
+    pthread_mutex_lock(&c->lock);
+    int rc = mc_mpi_exchange(c, mc_mpi_sig(op, dt, count), in, bytes, fn);
+    if (!rc) {
+        memcpy(out, mc_mpi_block(c, 0) + MC_MPI_HEADER, bytes);
+        for (int r = 1; r < c->size && !rc; r++) {
+            int e = MPI_Reduce_local(mc_mpi_block(c, r) + MC_MPI_HEADER, out, (int)count, type, mop);
+            if (e != MPI_SUCCESS)
+                rc = mc_mpi_fail(e, fn, "MPI_Reduce_local");
+        }
+    }
+    pthread_mutex_unlock(&c->lock);
+    return rc;
+}
 
 int mc_mpi_all_reduce(mc_mpi_comm *c, int op, const void *in, void *out, size_t count, mlx_dtype dt,
                       const char *fn)
 {
+    size_t item = mc_dtype_size(dt);
+    if (c->fanout && count <= MC_MPI_SMALL / item)
+        return mc_mpi_all_reduce_small(c, op, in, out, count, dt, fn);
+    int rc = mc_mpi_agree(c, op, dt, count, fn);
+    if (rc)
+        return rc;
     MPI_Datatype type = mc_mpi_type(dt);
     MPI_Op mop = mc_mpi_reduce_op(op, dt);
-    size_t item = mc_dtype_size(dt);
     for (size_t done = 0; done < count; done += MC_MPI_CHUNK) {
         int n = (int)(count - done < MC_MPI_CHUNK ? count - done : MC_MPI_CHUNK);
         const void *src = in == out ? MPI_IN_PLACE : (const char *)in + done * item;
-        int rc = MPI_Allreduce(src, (char *)out + done * item, n, type, mop, c->comm);
+        rc = MPI_Allreduce(src, (char *)out + done * item, n, type, mop, c->comm);
         if (rc != MPI_SUCCESS)
             return mc_mpi_fail(rc, fn, "MPI_Allreduce");
     }
@@ -425,7 +609,7 @@ int mc_mpi_send(mc_mpi_comm *c, const void *buf, size_t count, mlx_dtype dt, int
     int rc = MPI_Isend(buf, (int)count, mc_mpi_type(dt), dst, (int)dt, c->comm, &req);
     if (rc != MPI_SUCCESS)
         return mc_mpi_fail(rc, fn, "MPI_Isend");
-    return mc_mpi_wait(&req, MPI_STATUS_IGNORE, true, fn, "a send");
+    return mc_mpi_wait(&req, true, fn, "a send");
 }
 
 int mc_mpi_recv(mc_mpi_comm *c, void *buf, size_t count, mlx_dtype dt, int src, const char *fn)
@@ -495,9 +679,13 @@ int mc_mpi_split(mc_mpi_comm *c, int color, int key, mc_mpi_comm **out, int *ran
         mc_xfree(n);
         return mc_error("[%s] MPI could not split this group (color %d is undefined).", fn, color);
     }
-    MPI_Comm_set_errhandler(n->comm, MPI_ERRORS_RETURN);
-    MPI_Comm_rank(n->comm, rank);
-    MPI_Comm_size(n->comm, size);
+    if (mc_mpi_comm_setup(n)) {
+        MPI_Comm_free(&n->comm);
+        mc_xfree(n);
+        return mc_error("[%s] MPI could not duplicate the new group's communicator.", fn);
+    }
+    *rank = n->rank;
+    *size = n->size;
     *out = n;
     return 0;
 }
@@ -509,6 +697,6 @@ void mc_mpi_comm_free(mc_mpi_comm *c)
     int fin = 0;
     MPI_Finalized(&fin);
     if (!fin)
-        MPI_Comm_free(&c->comm);
+        mc_mpi_comm_release(c);
     mc_xfree(c);
 }

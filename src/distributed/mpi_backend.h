@@ -43,10 +43,14 @@ int mc_mpi_split(mc_mpi_comm *c, int color, int key, mc_mpi_comm **out, int *ran
 void mc_mpi_comm_free(mc_mpi_comm *c);
 
 /* Checks that every process of c is in the same collective (op) on the
- * same dtype and count, waiting at most the timeout for all of them. */
+ * same dtype and count, waiting at most the timeout for all of them
+ * (MLX_CPU_MPI_CHECK=0: no check). */
 int mc_mpi_agree(mc_mpi_comm *c, int op, mlx_dtype dt, size_t count, const char *fn);
 
-/* Sum, max or min of count elements over c; in == out reduces in place. */
+/* Sum, max or min of count elements over c; in == out reduces in place.
+ * Checks first, as mc_mpi_agree; a small reduction in a group of a few
+ * (mpi_backend.c) is one exchange that carries the check and the data,
+ * and is checked whatever MLX_CPU_MPI_CHECK says, at no extra cost. */
 int mc_mpi_all_reduce(mc_mpi_comm *c, int op, const void *in, void *out, size_t count, mlx_dtype dt,
                       const char *fn);
 /* count elements of every process, concatenated in rank order into out. */

@@ -6,7 +6,8 @@
  *
  * Every process evaluates the same communication nodes in the same order
  * (eval's post-order walk is deterministic), and before each collective
- * the backend checks that the processes agree on it (mc_mpi_agree). */
+ * the backend checks that the processes agree on it (mc_mpi_agree, or
+ * within mc_mpi_all_reduce). */
 #include "distributed/prims_distributed.h"
 
 #include <string.h>
@@ -85,17 +86,16 @@ static int all_reduce_eval(mc_array *out, mc_array *const *in, int n, const void
         return 1;
     if (!p->group->comm)
         return dist_share(out, x);
-    int rc = mc_mpi_agree(p->group->comm, p->op, x->dtype, x->size, fn);
-    if (rc)
-        return dist_end(rc, p, NULL);
     /* reduce in place when x's buffer can be taken or x had to be copied
-     * anyway; otherwise from x into a fresh output */
+     * anyway; otherwise from x into a fresh output. The backend checks
+     * that the processes agree first (a small reduction's data travels
+     * with the check, from the backend's own buffers) */
     const void *xdata = x->data;
     bool row = (x->flags & MC_FLAG_ROW_CONTIG) != 0;
     if (row ? mc_out_alloc(out, in, 1, fn) : mc_run_unary(out, x, mc_kernels()->convert[x->dtype][x->dtype], fn))
         return 1;
     const void *src = row && out->data != xdata ? xdata : out->data;
-    return mc_mpi_all_reduce(p->group->comm, p->op, src, out->data, out->size, out->dtype, fn);
+    return dist_end(mc_mpi_all_reduce(p->group->comm, p->op, src, out->data, out->size, out->dtype, fn), p, NULL);
 }
 
 /* MLX's: the cotangent passes through unchanged (each process keeps its

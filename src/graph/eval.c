@@ -40,6 +40,21 @@ static int mc_run_node(mc_array *a, const char *fn)
 
 static _Thread_local const char *tl_caller;
 
+static bool mc_is_done(const mc_array *a) { return a->prim == MC_PRIM_NONE || mc_array_evaluated(a); }
+
+/* Whether a is one pending node whose inputs are all evaluated (one op on
+ * data, such as a collective on an array: its per-call cost is the
+ * walk's otherwise), so it can run without a walk. */
+static bool mc_is_single_step(const mc_array *a)
+{
+    if (mc_is_done(a))
+        return false;
+    for (int i = 0; i < a->n_inputs; i++)
+        if (!mc_is_done(a->inputs[i]))
+            return false;
+    return true;
+}
+
 const char *mc_eval_caller(void) { return tl_caller ? tl_caller : "eval"; }
 
 int mc_eval(mc_array *const *outs, size_t n, const char *fn)
@@ -47,6 +62,12 @@ int mc_eval(mc_array *const *outs, size_t n, const char *fn)
     /* saved and restored: a step may evaluate (compile's replay does) */
     const char *outer = tl_caller;
     tl_caller = fn;
+    if (n == 1 && outs[0] && mc_is_single_step(outs[0])) {
+        /* held by outs, as the walk's nodes are */
+        int rc = mc_run_node(outs[0], fn);
+        tl_caller = outer;
+        return rc;
+    }
     /* Every node in `order` is held by its consumer or by outs, so none
      * dies before it runs. */
     mc_darray order = MC_DARRAY_INIT(mc_array *);
