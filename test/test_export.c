@@ -1078,6 +1078,77 @@ static void put_node(fbuf *f, uint64_t id, uint64_t in_id, const char *name)
     put_f32_meta(f);
 }
 
+/* As put_node, with the primitive's state (n bytes) after its name. */
+static void put_node_state(fbuf *f, uint64_t id, const char *name, const void *state, size_t n)
+{
+    put_u64(f, id);
+    put_u8(f, 1);
+    put_u64(f, 1);
+    put_u64(f, 1); /* reads the input */
+    put_i32(f, 0);
+    put_i32(f, 0);
+    put_i32(f, 0);
+    put_str(f, name);
+    put(f, state, n);
+    put_u64(f, 0);
+    put_f32_meta(f);
+}
+
+/* One state of a primitive the importer must refuse, and what it says. */
+typedef struct bad_state {
+    const char *name;
+    uint8_t state[40];
+    size_t n;
+    const char *needle;
+} bad_state;
+
+#define U64(v) (v), 0, 0, 0, 0, 0, 0, 0
+#define I32(v) (uint8_t)(v), (uint8_t)((uint32_t)(v) >> 8), (uint8_t)((uint32_t)(v) >> 16), (uint8_t)((uint32_t)(v) >> 24)
+
+static void test_hostile_states_of_the_new_primitives_fail_clearly(void **s)
+{
+    (void)s;
+    static const bad_state cases[] = {
+        {"RandomBits", {U64(1), I32(3), I32(3)}, 16, "RandomBits of width 3"},
+        {"RandomBits", {U64(1), I32(2), I32(4)}, 16, "Expected key type uint32"},
+        {"Eigh", {U64(1), 'X', 1}, 10, "uplo is not L or U"},
+        {"Eigh", {U64(200), 'L'}, 9, "Eigh's uplo"},
+        {"Inverse", {0, 0}, 2, "at least 2 dimensions"},
+        {"SVD", {1}, 1, "SVD has 3 outputs here, the record declares 1"},
+        {"Quantize", {I32(32), I32(0), I32(0), 0}, 13, "group size 32 and 0 bits"},
+        {"Quantize", {I32(32), I32(4), I32(9), 0}, 13, "unknown quantization mode 9"},
+        {"GatherQMM", {I32(64), I32(4), I32(0), 1, 0, 0}, 15, "takes 6 to 6 inputs"},
+        {"QuantizedMatmul", {I32(64), I32(0), I32(0), 1}, 13, "takes 4 to 4 inputs"},
+        {"BroadcastAxes", {U64(1), I32(0)}, 12, "ignores axis 0 of a 1-d input"},
+        {"BlockMaskedMM", {I32(16)}, 4, "block size 16"},
+        {"DynamicSlice", {U64(1), I32(0), U64(1), I32(2)}, 20, "takes 2 to 2 inputs"},
+        {"DivMod", {0}, 0, "takes 2 to 2 inputs"},
+        {"MaskedScatter", {0}, 0, "takes 3 to 3 inputs"},
+    };
+    fbuf f;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        begin_file(&f, 1, 2, 1);
+        put_node_state(&f, 2, cases[i].name, cases[i].state, cases[i].n);
+        expect_bad(f.b, f.n, cases[i].needle);
+    }
+    /* the same records with good states import */
+    static const bad_state good[] = {
+        {"Hadamard", {0, 0, 0, 0x3f}, 4, NULL}, /* scale 0.5 */
+        {"Depends", {0}, 0, NULL},
+    };
+    char path[600];
+    out_path(path, sizeof path, "good", ".mlxfn");
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        begin_file(&f, 1, 2, 1);
+        put_node_state(&f, 2, good[i].name, good[i].state, good[i].n);
+        write_all(path, f.b, f.n);
+        mlx_imported_function g = mlx_imported_function_new(path);
+        if (!g.ctx)
+            fail_msg("%s: %s", good[i].name, tu_last_error());
+        mlx_imported_function_free(g);
+    }
+}
+
 static void test_hand_made_files_import_and_bad_ones_fail_clearly(void **s)
 {
     (void)s;
@@ -1298,6 +1369,7 @@ int main(void)
         cmocka_unit_test_teardown(test_empty_handles_and_missing_files_fail_with_one_message, tu_test_teardown),
         cmocka_unit_test_teardown(test_every_truncation_of_a_file_fails_with_one_message, tu_test_teardown),
         cmocka_unit_test_teardown(test_hand_made_files_import_and_bad_ones_fail_clearly, tu_test_teardown),
+        cmocka_unit_test_teardown(test_hostile_states_of_the_new_primitives_fail_clearly, tu_test_teardown),
         cmocka_unit_test_teardown(test_allocation_failures_report_once_and_leak_nothing, tu_test_teardown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

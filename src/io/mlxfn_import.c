@@ -876,10 +876,12 @@ static int imp_gather_mm(mc_mlxfn_imp *c)
 static int imp_block_masked_mm(mc_mlxfn_imp *c)
 {
     int32_t bs;
-    if (mc_rd_i32(c->rd, &bs, "BlockMaskedMM's block size") || need_in(c, 3, 5))
+    if (mc_rd_i32(c->rd, &bs, "BlockMaskedMM's block size"))
         return 1;
     if (bs != 32 && bs != 64)
         return mc_rd_fail(c->rd, "Bad file: BlockMaskedMM with block size %d (MLX's are 32 and 64)", (int)bs);
+    if (need_in(c, 3, 5))
+        return 1;
     mc_block_mm_params p = {bs};
     return node(c, MC_PRIM_BLOCK_MASKED_MM, &p, sizeof p);
 }
