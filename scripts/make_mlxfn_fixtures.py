@@ -263,6 +263,13 @@ def quantize_fun(w):
     return list(mx.quantize(w, group_size=32, bits=4)) + list(mx.quantize(w, group_size=64, bits=8))
 
 
+# ---- the rest of what MLX writes from these ops ----
+
+def others(x, c, i):
+    return [mx.argpartition(x, 1, axis=1), i * 2, mx.conj(c), mx.real(c), mx.imag(c), x.view(mx.int32),
+            mx.stop_gradient(x), mx.log2(mx.abs(x) + 1), mx.log10(mx.abs(x) + 1), mx.rsqrt(mx.abs(x) + 1)]
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     x, y = rnd(3, 4), rnd(3, 4)
@@ -327,6 +334,15 @@ def main():
     export("block_mm", block_mm, [rnd(40, 36), rnd(36, 50), bm, bm, bm])
     export("qmm_modes", qmm_modes, [rnd(2, 64), rnd(2, 2, 64)])
     export("quantize", quantize_fun, [rnd(3, 128)])
+
+    export("others", others, [rnd(3, 4), (rnd(2, 3) + 1j * rnd(2, 3)).astype(mx.complex64),
+                              mx.array([3, -4, 0], dtype=mx.int32)])
+
+    # a shapeless mean: MLX writes NumberOfElements
+    def shapeless_mean(x):
+        return [mx.mean(x, axis=-1), mx.var(x, axis=0)]
+
+    export("shapeless_mean", shapeless_mean, [rnd(2, 3)], shapeless=True, more_calls=[([rnd(4, 5)], {})])
 
     # a shapeless matmul of batches that broadcast: MLX writes BroadcastAxes
     def bcast_mm(a, b):

@@ -270,6 +270,13 @@ static void test_mlx_shapeless_broadcast_axes_runs_at_other_shapes(void **s)
 {
     (void)s;
     check_fixture("broadcast_axes");
+    check_fixture("shapeless_mean");
+}
+
+static void test_mlx_partitions_complex_parts_and_views_import(void **s)
+{
+    (void)s;
+    check_fixture("others");
 }
 
 static void test_unsupported_primitive_fails_with_its_name(void **s)
@@ -1353,6 +1360,7 @@ int main(void)
         cmocka_unit_test_teardown(test_mlx_gather_and_block_masked_products_import, tu_test_teardown),
         cmocka_unit_test_teardown(test_mlx_quantized_products_import_in_every_mode, tu_test_teardown),
         cmocka_unit_test_teardown(test_mlx_shapeless_broadcast_axes_runs_at_other_shapes, tu_test_teardown),
+        cmocka_unit_test_teardown(test_mlx_partitions_complex_parts_and_views_import, tu_test_teardown),
         cmocka_unit_test_teardown(test_unsupported_primitive_fails_with_its_name, tu_test_teardown),
         cmocka_unit_test_teardown(test_call_matching_no_trace_fails_naming_the_inputs, tu_test_teardown),
         cmocka_unit_test_teardown(test_exported_elementwise_function_imports_with_its_values, tu_test_teardown),
