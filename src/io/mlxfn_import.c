@@ -924,8 +924,8 @@ static int imp_random_bits(mc_mlxfn_imp *c)
     memset(&p, 0, sizeof p);
     int32_t width;
     size_t size;
-    if (mc_rd_shape(c->rd, &p.ndim, p.shape, "RandomBits' shape") || mc_rd_i32(c->rd, &width, "RandomBits' width") ||
-        need_in(c, 1, 1))
+    if (mc_rd_shape(c->rd, &p.ndim, p.shape, "RandomBits' shape") ||
+        mc_rd_i32(c->rd, &width, "RandomBits' width") || need_in(c, 1, 1))
         return 1;
     if (width != 1 && width != 2 && width != 4)
         return mc_rd_fail(c->rd, "Bad file: RandomBits of width %d (1, 2 or 4 bytes)", (int)width);
