@@ -392,6 +392,14 @@ int mc_mlxfn_imp_gather_qmm(mc_mlxfn_imp *c)
                           "Bad file: GatherQMM's indices are not uint32 of one shape, or x is not a matrix");
     if (mc_mlxfn_qmm_check(c, x, c->in[1], c->in[2], affine ? c->in[3] : NULL, gs, bits, mode, transpose, true))
         return 1;
+    for (int i = 0; i < 2; i++) { /* flat3 counts the batches in an int */
+        const mc_array *a = c->in[i];
+        int64_t b = 1;
+        for (int d = 0; d < a->ndim - 2 && b <= 0x7fffffff; d++)
+            b *= a->shape[d];
+        if (b > 0x7fffffff)
+            return mc_rd_fail(c->rd, "Bad file: GatherQMM over more than 2^31 - 1 matrices");
+    }
     mc_gb g;
     mc_gb_begin(&g, c->rd->fn);
     int p = (int)li->size;
