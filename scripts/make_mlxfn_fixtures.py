@@ -253,9 +253,10 @@ def qmm_modes(x, xb):
         outs.append(mx.quantized_matmul(x, w[0], sc[0], None, transpose=True, mode=m))
     w, sc, bi = QQ["affine"]
     outs.append(mx.gather_qmm(xb, w, sc, bi, rhs_indices=mx.array([2, 0]), transpose=True, group_size=32, bits=4))
-    w, sc = QQ["mxfp4"]
-    outs.append(mx.gather_qmm(xb, w, sc, None, lhs_indices=mx.array([1, 1, 0]), rhs_indices=mx.array([0, 2, 1]),
-                              transpose=True, mode="mxfp4"))
+    for m in ("mxfp4", "mxfp8", "nvfp4"):
+        w, sc = QQ[m]
+        outs.append(mx.gather_qmm(xb, w, sc, None, lhs_indices=mx.array([1, 1, 0]), rhs_indices=mx.array([0, 2, 1]),
+                                  transpose=True, mode=m))
     return outs
 
 
