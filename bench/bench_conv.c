@@ -4,7 +4,10 @@
  * (2 * M * N * K per call). bench/conv_ref.py measures MLX, JAX and
  * PyTorch on the same layers; bench/run_conv.sh runs both in one go.
  *
- * Usage: bench_conv lib     our convolutions (the pool's threads)
+ * Usage: bench_conv lib     our convolutions (the pool's threads; 3x3
+ *                           layers of stride 1 take the Winograd path)
+ *        bench_conv direct  the same with the Winograd path turned off
+ *                           (MLX_CPU_CONV_WINOGRAD=0): the im2col path
  *        bench_conv sgemm   cblas_sgemm on 2 OpenBLAS threads, in a process
  *                           that never starts the library (which sets
  *                           OpenBLAS to one thread for its own pool)
@@ -80,7 +83,7 @@ static int lib_step(void *arg)
     return rc;
 }
 
-static void run_lib(int reps)
+static void run_lib(int reps, const char *side)
 {
     mlx_stream s = mlx_default_cpu_stream_new();
     for (int i = 0; i < N_LAYERS; i++) {
@@ -91,7 +94,7 @@ static void run_lib(int reps)
         lib_ctx c = {l, mlx_array_new_data(xv, xs, 4, MLX_FLOAT32), mlx_array_new_data(wv, ws, 4, MLX_FLOAT32), s};
         free(xv);
         free(wv);
-        print_result("lib", l, 2, bu_measure(lib_step, &c, 2, reps));
+        print_result(side, l, 2, bu_measure(lib_step, &c, 2, reps));
         mlx_array_free(c.x);
         mlx_array_free(c.w);
     }
@@ -135,7 +138,12 @@ int main(int argc, char **argv)
     int reps = bu_reps(20);
     if (argc > 1 && !strcmp(argv[1], "sgemm"))
         run_sgemm(reps);
-    else
-        run_lib(reps);
+    else if (argc > 1 && !strcmp(argv[1], "direct")) {
+        /* read by the library at its first convolution */
+        setenv("MLX_CPU_CONV_WINOGRAD", "0", 1);
+        run_lib(reps, "direct");
+    } else {
+        run_lib(reps, "lib");
+    }
     return 0;
 }

@@ -2,7 +2,7 @@
 
 Input: a directory of text files holding the lines that the bench
 programs and the reference scripts (numpy_ref.py, ml_ref.py, conv_ref.py,
-fast_ref.py, quant_ref.py, io_ref.py) print ("BENCH side=.. name=.. threads=..
+fast_ref.py, quant_ref.py, mm_ext_ref.py, io_ref.py) print ("BENCH side=.. name=.. threads=..
 median_ns=..", "INFO key=value") and the "META key=value" lines that
 bench/run.sh writes; files named <program>-<round>.txt. A figure measured
 in several rounds shows the median of its round medians. A ratio is taken
@@ -170,6 +170,9 @@ def conv_section(r, w):
         if not name.startswith("dw"):
             w(r.row(f"{label} vs sgemm", ours, ("sgemm", name, 2),
                     "cblas_sgemm, same GEMM", 0.7))
+        if name in ("conv3x3_56x56x64", "conv3x3_28x28x128"):
+            w(r.row(f"{label} vs im2col", ours, ("direct", name, 2),
+                    "our im2col path (Winograd off)", None))
         for side, target in (("jax", 0.8), ("torch", 1.5), ("mlx", 2.0)):
             w(r.row(f"{label} vs {FRAMEWORKS[side]}", ours, (side, name, 2),
                     FRAMEWORKS[side], target))
@@ -212,10 +215,74 @@ def fast_section(r, w, info):
         w(r.row(f"sdpa L 1024{tag} vs MLX", ("mlx", name, 2),
                 ("mlxpy", name, 2), "MLX `mx.fast`", None))
     w("")
+    sdpa_bound(r, w)
     mem = info.get((None, "memory")) or info.get(("bench_fast", "memory"))
     w("Attention's memory at L 8192 (batch 1, 32 heads, D 128; target: under "
       "64 MiB beyond its inputs and output), from `bench_fast memory` in a "
       f"fresh process: {mem or 'not measured (a smoke run skips it)'}.")
+    w("")
+
+
+SDPA_FLOPS = 2 * (2 * 1024 * 1024 * 128) * 32  # Q K^T and P V, 32 heads
+
+
+def sdpa_bound(r, w):
+    """Attention's GEMM floor from `bench_fast bound`: cblas_sgemm's rates,
+    the unfused composition's pieces and the best fused/unfused ratio."""
+    sq = r.time("sgemm", "sgemm_4096x4096x4096", 2)
+    if sq is None:
+        w("Attention's GEMM floor: not measured (`bench_fast bound`).")
+        w("")
+        return
+    w("Attention's GEMM floor (`bench_fast bound`): the problem is "
+      f"{SDPA_FLOPS / 1e9:.1f} GFLOP of GEMM (Q K^T and P V, 2·L²·D each, "
+      "32 heads). `cblas_sgemm` alone on the same data, OpenBLAS on 1 and 2 "
+      "threads; \"tiles\" are the fused kernel's own products (256 queries "
+      "x 256 keys, one OpenBLAS thread per worker, heads split, no softmax).")
+    w("")
+    w("| GEMM | threads | time | GFLOP/s |\n|---|---|---|---|")
+    rows = (("4096³ square (peak)", "sgemm_4096x4096x4096", 2 * 4096 ** 3),
+            ("Q K^T, one head (1024x128 · 128x1024)", "sgemm_qkT_1024x1024x128",
+             2 * 1024 * 1024 * 128),
+            ("P V, one head (1024x1024 · 1024x128)", "sgemm_pv_1024x128x1024",
+             2 * 1024 * 1024 * 128),
+            ("both, 32 heads, one call sequence", "sgemm_qkT_pv_H32_L1024_D128",
+             SDPA_FLOPS),
+            ("fused kernel's tiles, 32 heads", "sgemm_tiles_256x256_H32_L1024_D128",
+             SDPA_FLOPS))
+    best = 0.0
+    for label, name, flops in rows:
+        for t in (1, 2):
+            tm = r.time("sgemm", name, t)
+            if tm:
+                w(f"| {label} | {t} | {fmt_time(tm)} | {flops / tm:.1f} |")
+                # the most generous rate: 2 threads, or 1 thread's twice
+                best = max(best, flops / tm * (2 / t))
+    w("")
+    fused = r.time("mlx", "fast_sdpa_L1024_H32_D128", 2)
+    unf = r.time("ref", "unfused_sdpa_L1024_H32_D128", 2)
+    pieces = [r.time("ref", n, 2) for n in ("unfused_qkT_matmul_L1024_H32_D128",
+                                            "unfused_softmax_L1024_H32",
+                                            "unfused_pv_matmul_L1024_H32_D128")]
+    tiles = r.time("sgemm", "sgemm_tiles_256x256_H32_L1024_D128", 2)
+    if None not in pieces:
+        w(f"Unfused composition, 2 threads: Q K^T matmul {fmt_time(pieces[0])}, "
+          f"softmax {fmt_time(pieces[1])}, P V matmul {fmt_time(pieces[2])} "
+          f"(sum {fmt_time(sum(pieces))}; whole composition {fmt_time(unf)}).")
+    if fused and tiles:
+        w(f"Fused kernel, 2 threads: {fmt_time(fused)} "
+          f"({SDPA_FLOPS / fused:.1f} GFLOP/s), of which its tile products "
+          f"alone take {fmt_time(tiles)}; the rest, {fmt_time(fused - tiles)}, "
+          "is the online softmax, the accumulator's rescaling and the loads.")
+    if best and unf:
+        floor = SDPA_FLOPS / best
+        w(f"Best possible fused time: the GEMM alone (no softmax) at the "
+          f"best rate measured for 2 threads (or twice the best 1-thread "
+          f"rate, if higher: {best:.1f} GFLOP/s) takes {fmt_time(floor)}, so "
+          f"the best fused/unfused ratio is {unf / floor:.2f}x (unfused "
+          f"{fmt_time(unf)} / {fmt_time(floor)}); 2x would need "
+          f"{2 * SDPA_FLOPS / unf:.1f} GFLOP/s"
+          + (f", {fused and unf / fused:.2f}x reached." if fused else "."))
     w("")
 
 
@@ -264,6 +331,37 @@ def quant_section(r, w, figs):
         fl = statistics.median(floors) if floors else None
         w(f"| {label} | {fmt_time(t)} | {fmt_time(fl)} | {rtxt} | {spread} | ≥ 0.7x | {verdict} |")
         r.rows.append((f"qmm {label} vs bandwidth floor", rtxt, "≥ 0.7x", verdict))
+    w("")
+
+
+def mm_ext_section(r, w):
+    w("## gather_mm and block_masked_mm (float32)")
+    w("")
+    w("`bench/bench_matmul_ext.c`: `mlx_gather_mm` for a mixture-of-experts "
+      "layer (8 experts of 1024x1024, 64 tokens, 2 experts each; unsorted and "
+      "sorted indices) against the same 128 products as plain matmuls and "
+      "against the dense bound (every token through every expert, one "
+      "batched matmul, 4x the work); `mlx_block_masked_mm` (1024³, 64-blocks, "
+      "half the output blocks masked) against the plain 1024³ matmul. "
+      "`bench/mm_ext_ref.py` runs MLX's CPU build on the same shapes in the "
+      "same rounds. Threads: the library's default (shown as 0).")
+    w("")
+    w(HEAD)
+    gm = ("ours", "gather_mm_moe_64x2_1024", 0)
+    gs = ("ours", "gather_mm_moe_sorted_64x2_1024", 0)
+    w(r.row("gather_mm MoE vs matmuls", gm, ("ours", "matmuls_moe_64x2_1024", 0),
+            "our 128 matmuls", None))
+    w(r.row("gather_mm MoE vs dense", gm, ("ours", "dense_all_experts_64_8x1024", 0),
+            "our dense batched matmul", None))
+    w(r.row("gather_mm MoE vs MLX", gm, ("mlx", "gather_mm_moe_64x2_1024", 0),
+            "MLX `gather_mm`", None))
+    w(r.row("gather_mm MoE, sorted, vs MLX", gs,
+            ("mlx", "gather_mm_moe_sorted_64x2_1024", 0), "MLX `gather_mm`", None))
+    bm = ("ours", "block_masked_mm_1024_half_rows", 0)
+    w(r.row("block_masked_mm 1024, half masked, vs matmul", bm,
+            ("ours", "matmul_1024", 0), "our matmul 1024", None))
+    w(r.row("block_masked_mm 1024, half masked, vs MLX", bm,
+            ("mlx", "block_masked_mm_1024_half_rows", 0), "MLX `block_masked_mm`", None))
     w("")
 
 
@@ -614,6 +712,7 @@ def build(figs, info, meta):
     conv_section(r, w)
     fast_section(r, w, info)
     quant_section(r, w, figs)
+    mm_ext_section(r, w)
     io_section(r, w, info)
 
     w("## compile")

@@ -9,7 +9,9 @@
 # in every round; bench_conv (with conv_ref.py), bench_fast (fast_ref.py),
 # bench_quant (quant_ref.py) and bench_io (io_ref.py), which take longer, in
 # the first BENCH_EXTRA_ROUNDS rounds (MLX's convolutions and attention,
-# which take seconds a call, in the first only); the attention memory
+# which take seconds a call, in the first only), with attention's GEMM
+# floor (bench_fast bound) and bench_matmul_ext (with mm_ext_ref.py) in
+# the same rounds; the attention memory
 # figure (bench_fast memory, not in a smoke run) and bench_distributed
 # under mpirun -np 2 (when the build has MPI and mpirun exists) once.
 #
@@ -61,7 +63,8 @@ else
     meson configure "$build" -Dbuildtype=release -Dbench=true >/dev/null
 fi
 targets=(bench/bench_ops bench/bench_compile bench/bench_random bench/bench_grad bench/bench_linalg
-    bench/bench_fft bench/bench_index bench/bench_conv bench/bench_fast bench/bench_quant bench/bench_io)
+    bench/bench_fft bench/bench_index bench/bench_conv bench/bench_fast bench/bench_quant bench/bench_io
+    bench/bench_matmul_ext)
 # bench_distributed exists only in a build with MPI
 if ninja -C "$build" -t targets all 2>/dev/null | grep -q '^bench/bench_distributed:'; then
     targets+=(bench/bench_distributed)
@@ -151,6 +154,7 @@ for r in $(seq 1 "$rounds"); do
     # prints status=unavailable); MLX's CPU build only once, it is slow
     {
         "${noblas[@]}" "$build/bench/bench_conv" lib
+        "${noblas[@]}" "$build/bench/bench_conv" direct
         "${noblas[@]}" "$build/bench/bench_conv" sgemm
         "${noblas[@]}" "$jax_py" "$root/bench/conv_ref.py" jax 2>/dev/null || true
         "${noblas[@]}" "$torch_py" "$root/bench/conv_ref.py" torch 2>/dev/null || true
@@ -159,12 +163,15 @@ for r in $(seq 1 "$rounds"); do
         fi
     } > "$results/conv-$r.txt"
     "${noblas[@]}" "$build/bench/bench_fast" > "$results/fast-$r.txt"
+    "${noblas[@]}" "$build/bench/bench_fast" bound > "$results/fastbound-$r.txt"
     # MLX's CPU attention takes tens of seconds a call: first round only
     if [ "$r" = 1 ]; then
         "${noblas[@]}" "$mlx_py" "$root/bench/fast_ref.py" > "$results/fastref-$r.txt" 2>/dev/null || true
     fi
     "${noblas[@]}" "$build/bench/bench_quant" > "$results/quant-$r.txt"
     "${noblas[@]}" "$mlx_py" "$root/bench/quant_ref.py" > "$results/quantref-$r.txt" 2>/dev/null || true
+    "${noblas[@]}" "$build/bench/bench_matmul_ext" > "$results/mmext-$r.txt"
+    "${noblas[@]}" "$mlx_py" "$root/bench/mm_ext_ref.py" > "$results/mmextref-$r.txt" 2>/dev/null || true
     "${noblas[@]}" "$build/bench/bench_io" "$io_file" "$io_mib" > "$results/io-$r.txt"
     "${noblas[@]}" "$mlx_py" "$root/bench/io_ref.py" "$io_file" > "$results/ioref-$r.txt" 2>/dev/null || true
     rm -f "$io_file"

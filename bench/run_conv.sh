@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Runs the convolution benchmark (bench/bench_conv.c) next to its references
-# (cblas_sgemm on the equivalent GEMM, and bench/conv_ref.py: MLX, JAX,
-# PyTorch) in alternating rounds, all in this one run, and writes the table
-# to docs/benchmarks-conv.md (each figure: the median over rounds of each
-# round's median time).
+# (our im2col path with Winograd off, cblas_sgemm on the equivalent GEMM,
+# and bench/conv_ref.py: MLX, JAX, PyTorch) in alternating rounds, all in
+# this one run, and writes the table to docs/benchmarks-conv.md (each
+# figure: the median over rounds of each round's median time).
 #
 # Environment: BENCH_BUILD_DIR (default build-bench/, release), BENCH_ROUNDS
 # (default 3), BENCH_REPS_SCALE (default 0.5), BENCH_MLX_PYTHON /
@@ -33,6 +33,7 @@ noblas=(env -u OPENBLAS_CORETYPE -u OPENBLAS_L2_SIZE)
 load_before=$(cut -d' ' -f1 /proc/loadavg)
 for r in $(seq "$rounds"); do
     "${noblas[@]}" "$build/bench/bench_conv" lib >>"$log"
+    "${noblas[@]}" "$build/bench/bench_conv" direct >>"$log"
     "${noblas[@]}" "$build/bench/bench_conv" sgemm >>"$log"
     "${noblas[@]}" "$jax_py" "$root/bench/conv_ref.py" jax 2>/dev/null >>"$log" || true
     "${noblas[@]}" "$torch_py" "$root/bench/conv_ref.py" torch 2>/dev/null >>"$log" || true
@@ -53,7 +54,7 @@ for line in open(log):
     m = re.match(r"BENCH side=\S+ name=(\S+) threads=\d+ median_ns=(\d+) .*gflops=([\d.]+)", line)
     if m:
         flops[m.group(1)] = float(m.group(3)) * int(m.group(2))
-sides = ["lib", "sgemm", "mlx", "jax", "torch"]
+sides = ["lib", "direct", "sgemm", "mlx", "jax", "torch"]
 def g(name, side):
     t = rows.get(name, {}).get(side)
     return flops[name] / statistics.median(t) if t else None
@@ -62,17 +63,19 @@ lines = ["# Convolution benchmark", "",
              time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), rounds, load),
          "host is shared, so figures move by 10-20% between runs). Batch 8, float32, 2 threads each;",
          "GFLOP/s = 2 * M * N * K of the equivalent GEMM (the convolution's multiply-adds), per second.",
-         "sgemm: cblas_sgemm (OpenBLAS, 2 threads) on the equivalent GEMM, patches given.", "",
-         "| layer | ours | sgemm | ours/sgemm | MLX | ours/MLX | JAX | ours/JAX | PyTorch | ours/PyTorch |",
-         "|---|---|---|---|---|---|---|---|---|---|"]
+         "sgemm: cblas_sgemm (OpenBLAS, 2 threads) on the equivalent GEMM, patches given.",
+         "ours: 3x3 layers of stride 1 take the Winograd F(2x2, 3x3) path; im2col: ours with it",
+         "turned off (bench_conv direct, MLX_CPU_CONV_WINOGRAD=0), the path every other layer takes.", "",
+         "| layer | ours | im2col | ours/im2col | sgemm | ours/sgemm | MLX | ours/MLX | JAX | ours/JAX | PyTorch | ours/PyTorch |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
 for name in rows:
     v = {s: g(name, s) for s in sides}
     def f(x):
         return "%.1f" % x if x else "-"
     def r(s):
         return "%.2fx" % (v["lib"] / v[s]) if v["lib"] and v[s] else "-"
-    lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-        name, f(v["lib"]), f(v["sgemm"]), r("sgemm"), f(v["mlx"]), r("mlx"), f(v["jax"]), r("jax"),
+    lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        name, f(v["lib"]), f(v["direct"]), r("direct"), f(v["sgemm"]), r("sgemm"), f(v["mlx"]), r("mlx"), f(v["jax"]), r("jax"),
         f(v["torch"]), r("torch")))
 open(out, "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))

@@ -40,11 +40,15 @@ typedef struct mc_fast_kernels {
                  size_t dims, const float *cs, const float *sn);
     /* The online-softmax step of one tile of scores: for each row i < rows
      * of s (row stride lds, cols used), m[i] becomes the running maximum,
-     * s[i][j] becomes exp(s[i][j] - m[i]), l[i] the running sum (scaled by
-     * corr[i] = exp(old m[i] - new m[i]) first), and corr[i] is stored so
-     * the caller rescales its accumulator. float (f32) or double (f64). */
-    void (*softmax_tile_f32)(float *s, size_t rows, size_t cols, size_t lds, float *m, float *l, float *corr);
-    void (*softmax_tile_f64)(double *s, size_t rows, size_t cols, size_t lds, double *m, double *l, double *corr);
+     * s[i][j] becomes exp(s[i][j] - m[i]), and l[i] and the accumulator's
+     * row i (acols elements at acc + i * ldacc) are scaled by
+     * exp(old m[i] - new m[i]), l[i] then adding the row's sum. A row with
+     * no finite score yet becomes zeros and keeps its state. float (f32)
+     * or double (f64). */
+    void (*softmax_tile_f32)(float *s, size_t rows, size_t cols, size_t lds, float *m, float *l, float *acc,
+                             size_t acols, size_t ldacc);
+    void (*softmax_tile_f64)(double *s, size_t rows, size_t cols, size_t lds, double *m, double *l, double *acc,
+                             size_t acols, size_t ldacc);
 } mc_fast_kernels;
 
 /* The kernels for this CPU (chosen once, thread-safe). */

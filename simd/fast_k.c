@@ -403,7 +403,35 @@ static inline float row_max(const float *x, size_t n, float start)
     return mx;
 }
 
-static void softmax_tile_f32(float *s, size_t rows, size_t cols, size_t lds, float *m, float *l, float *corr)
+/* fexp for x <= 0 or NaN (a score less its row's maximum): no upper
+ * clamp to pay for. */
+static inline float fexp_nonpos(float x)
+{
+    float xc = x < -87.3f ? -87.3f : x;
+    const float magic = 12582912.0f;
+    float k = xc * 1.44269504f + magic;
+    uint32_t kb;
+    memcpy(&kb, &k, sizeof kb);
+    float n = k - magic;
+    float r = xc - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    float p = 1.0f / 5040;
+    p = FK_FMA(p, r, 1.0f / 720);
+    p = FK_FMA(p, r, 1.0f / 120);
+    p = FK_FMA(p, r, 1.0f / 24);
+    p = FK_FMA(p, r, 1.0f / 6);
+    p = FK_FMA(p, r, 0.5f);
+    p = FK_FMA(p, r, 1.0f);
+    p = FK_FMA(p, r, 1.0f);
+    uint32_t sb = (kb - 0x4B400000u + 127u) << 23;
+    float scale;
+    memcpy(&scale, &sb, sizeof scale);
+    float e = p * scale;
+    return x < -87.3f ? 0.0f : e;
+}
+
+static void softmax_tile_f32(float *s, size_t rows, size_t cols, size_t lds, float *m, float *l, float *acc,
+                             size_t acols, size_t ldacc)
 {
     for (size_t i = 0; i < rows; i++) {
         float *row = s + i * lds;
@@ -411,33 +439,38 @@ static void softmax_tile_f32(float *s, size_t rows, size_t cols, size_t lds, flo
         if (mx == -INFINITY) {
             /* nothing finite yet: keep the running state as it is */
             memset(row, 0, cols * sizeof *row);
-            corr[i] = 1.0f;
             continue;
         }
         float c = fexp(m[i] - mx);
-        float acc[LANES] = {0};
+        /* two vectors of partial sums: the adds' latency stays hidden */
+        float part[2 * LANES] = {0};
         size_t j = 0;
-        for (; j + LANES <= cols; j += LANES)
-            for (int k = 0; k < LANES; k++) {
-                float e = fexp(row[j + k] - mx);
+        for (; j + 2 * LANES <= cols; j += 2 * LANES)
+            for (int k = 0; k < 2 * LANES; k++) {
+                float e = fexp_nonpos(row[j + k] - mx);
                 row[j + k] = e;
-                acc[k] += e;
+                part[k] += e;
             }
         float sum = 0;
-        for (int k = 0; k < LANES; k++)
-            sum += acc[k];
+        for (int k = 0; k < 2 * LANES; k++)
+            sum += part[k];
         for (; j < cols; j++) {
-            float e = fexp(row[j] - mx);
+            float e = fexp_nonpos(row[j] - mx);
             row[j] = e;
             sum += e;
         }
         l[i] = l[i] * c + sum;
         m[i] = mx;
-        corr[i] = c;
+        if (c != 1.0f) {
+            float *a = acc + i * ldacc;
+            for (size_t d = 0; d < acols; d++)
+                a[d] *= c;
+        }
     }
 }
 
-static void softmax_tile_f64(double *s, size_t rows, size_t cols, size_t lds, double *m, double *l, double *corr)
+static void softmax_tile_f64(double *s, size_t rows, size_t cols, size_t lds, double *m, double *l, double *acc,
+                             size_t acols, size_t ldacc)
 {
     for (size_t i = 0; i < rows; i++) {
         double *row = s + i * lds;
@@ -446,7 +479,6 @@ static void softmax_tile_f64(double *s, size_t rows, size_t cols, size_t lds, do
             mx = row[j] > mx ? row[j] : mx;
         if (mx == -INFINITY) {
             memset(row, 0, cols * sizeof *row);
-            corr[i] = 1.0;
             continue;
         }
         double c = exp(m[i] - mx), sum = 0;
@@ -456,7 +488,11 @@ static void softmax_tile_f64(double *s, size_t rows, size_t cols, size_t lds, do
         }
         l[i] = l[i] * c + sum;
         m[i] = mx;
-        corr[i] = c;
+        if (c != 1.0) {
+            double *a = acc + i * ldacc;
+            for (size_t d = 0; d < acols; d++)
+                a[d] *= c;
+        }
     }
 }
 

@@ -8,7 +8,8 @@
  * float64, plus MLX's messages for refused calls
  * (test/fixtures/conv_cases.h, scripts/make_conv_fixtures.py); and a
  * direct convolution in double written here, for shapes large enough to
- * take the blocked, threaded and depthwise paths. */
+ * take the blocked, threaded and depthwise paths; and the Winograd path
+ * (src/graph/conv_wino.c, simd/wino_k.c) against the direct one. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,7 +21,10 @@
 
 #include <cmocka.h>
 
+#include "graph/conv_wino.h"
 #include "mlx/c/mlx.h"
+#include "runtime/alloc.h" /* mc_fault_fail_after */
+#include "simd/wino.h"
 #include "test_util.h"
 
 #include "fixtures/conv_cases.h"
@@ -514,8 +518,11 @@ static void test_scratch_stays_far_below_a_whole_im2col(void **state)
     size_t base = 0, peak = 0;
     assert_int_equal(mlx_get_active_memory(&base), 0);
     assert_int_equal(mlx_reset_peak_memory(), 0);
+    mc_conv_wino_set_mode(MC_CONV_WINO_NEVER); /* the im2col path's scratch */
     assert_int_equal(mlx_conv2d(&y, x, w, 1, 1, 1, 1, 1, 1, 1, tu_stream()), 0);
-    assert_int_equal(mlx_array_eval(y), 0);
+    int rc = mlx_array_eval(y);
+    mc_conv_wino_set_mode(MC_CONV_WINO_AUTO);
+    assert_int_equal(rc, 0);
     assert_int_equal(mlx_get_peak_memory(&peak), 0);
     size_t out_bytes = mlx_array_nbytes(y), im2col = (size_t)2 * 64 * 64 * 9 * 32 * sizeof(float);
     size_t extra = peak > base + out_bytes ? peak - base - out_bytes : 0;
@@ -524,6 +531,233 @@ static void test_scratch_stays_far_below_a_whole_im2col(void **state)
     free(xv);
     free(wv);
     tu_free_n((mlx_array[]){x, w, y}, 3);
+}
+
+/* ---- the Winograd path ---- */
+
+/* Runs conv_general (2-d, stride 1, 3x3, padding lo/hi per dim) of x and w
+ * with the Winograd mode m; returns the result evaluated, and whether the
+ * Winograd path ran in *took. */
+static mlx_array conv_with_mode(int m, mlx_array x, mlx_array w, const int *lo, const int *hi, bool flip,
+                                bool *took)
+{
+    int one[2] = {1, 1};
+    mlx_array y = mlx_array_new();
+    mc_conv_wino_set_mode(m);
+    long before = mc_conv_wino_runs();
+    int rc = mlx_conv_general(&y, x, w, one, 2, lo, 2, hi, 2, one, 2, one, 2, 1, flip, tu_stream());
+    rc = rc || mlx_array_eval(y);
+    *took = mc_conv_wino_runs() != before;
+    mc_conv_wino_set_mode(MC_CONV_WINO_AUTO);
+    assert_int_equal(rc, 0);
+    return y;
+}
+
+/* The worst difference between the two paths, relative to 1 + |direct|,
+ * for one convolution; fails above tol. */
+static double compare_paths(int N, int H, int W, int C, int O, const int *lo, const int *hi, bool flip,
+                            mlx_dtype d, bool want_wino, double tol)
+{
+    int xs[4] = {N, H, W, C}, ws[4] = {O, 3, 3, C};
+    double *xv, *wv;
+    mlx_array x = random_array((uint32_t)(N + H * 3 + W * 7 + C), d, 4, xs, &xv);
+    mlx_array w = random_array((uint32_t)(O + C * 5), d, 4, ws, &wv);
+    bool took_w, took_d;
+    mlx_array a = conv_with_mode(MC_CONV_WINO_ALWAYS, x, w, lo, hi, flip, &took_w);
+    mlx_array b = conv_with_mode(MC_CONV_WINO_NEVER, x, w, lo, hi, flip, &took_d);
+    if (took_w != want_wino || took_d)
+        fail_msg("N %d H %d W %d C %d O %d: Winograd path taken %d (want %d), direct %d", N, H, W, C, O, took_w,
+                 want_wino, took_d);
+    assert_int_equal(mlx_array_size(a), mlx_array_size(b));
+    assert_int_equal(mlx_array_ndim(a), 4);
+    assert_int_equal(mlx_array_shape(a)[1], H + lo[0] + hi[0] - 2);
+    assert_int_equal(mlx_array_shape(a)[2], W + lo[1] + hi[1] - 2);
+    double worst = 0;
+    for (size_t i = 0; i < mlx_array_size(a); i++) {
+        double ga = tu_get(a, i), gb = tu_get(b, i), e = fabs(ga - gb) / (1 + fabs(gb));
+        if (e > tol)
+            fail_msg("N %d H %d W %d C %d O %d pad %d,%d|%d,%d flip %d: element %zu is %.9g, direct %.9g", N, H, W,
+                     C, O, lo[0], lo[1], hi[0], hi[1], flip, i, ga, gb);
+        worst = e > worst ? e : worst;
+    }
+    free(xv);
+    free(wv);
+    tu_free_n((mlx_array[]){x, w, a, b}, 4);
+    return worst;
+}
+
+/* Sizes that are not multiples of the 2x2 tile, every padding from 0 to 2
+ * on each side, batch 1 and 3, 1, 3 and 64 channels on either side, with
+ * and without flip: the Winograd path gives the direct path's values. */
+static void test_winograd_matches_direct_on_odd_shapes(void **state)
+{
+    (void)state;
+    static const int chans[3] = {1, 3, 64};
+    static const int pads[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {1, 0}, {2, 0}};
+    static const int sizes[4][2] = {{5, 7}, {8, 3}, {3, 4}, {9, 9}};
+    int idx = 0;
+    for (int ci = 0; ci < 3; ci++)
+        for (int oi = 0; oi < 3; oi++)
+            for (int pi = 0; pi < 6; pi++, idx++) {
+                int lo[2] = {pads[pi][0], pads[(pi + 1) % 6][0]}, hi[2] = {pads[pi][1], pads[(pi + 1) % 6][1]};
+                const int *hw = sizes[idx % 4];
+                compare_paths(idx % 2 ? 3 : 1, hw[0], hw[1], chans[ci], chans[oi], lo, hi, idx % 3 == 0,
+                              MLX_FLOAT32, true, 1e-5);
+            }
+}
+
+/* A layer of many tiles (several blocks per piece, all pieces of the
+ * pool), also against the double-precision reference; and the rule of the
+ * default mode: such a layer takes the Winograd path, a layer of 3 input
+ * channels does not. */
+static void test_winograd_on_a_large_layer_matches_reference(void **state)
+{
+    (void)state;
+    int lo[2] = {1, 1}, hi[2] = {1, 1};
+    compare_paths(3, 29, 31, 64, 96, lo, hi, false, MLX_FLOAT32, true, 1e-5);
+    ref_conv r = make2d(3, 29, 31, 64, 96, 3, 1, 1, 1);
+    long before = mc_conv_wino_runs();
+    check_large(&r, MLX_FLOAT32);
+    assert_true(mc_conv_wino_runs() == before + 1);
+    r = make2d(2, 30, 30, 3, 64, 3, 1, 1, 1);
+    before = mc_conv_wino_runs();
+    check_large(&r, MLX_FLOAT32);
+    assert_true(mc_conv_wino_runs() == before);
+}
+
+/* float16 and bfloat16 never take the Winograd path (it computes float32
+ * only); their results are the direct path's. */
+static void test_half_types_keep_the_direct_path(void **state)
+{
+    (void)state;
+    int lo[2] = {1, 1}, hi[2] = {1, 1};
+    compare_paths(1, 6, 5, 64, 64, lo, hi, false, MLX_FLOAT16, false, 0);
+    compare_paths(1, 6, 5, 64, 64, lo, hi, false, MLX_BFLOAT16, false, 0);
+}
+
+/* MLX's own cases (values and vjps) with every convolution that can take
+ * the Winograd path taking it: the forward results and the derivative
+ * rules (whose convolutions are 3x3 of stride 1 too) are unchanged. */
+static void test_mlx_cases_pass_on_the_winograd_path(void **state)
+{
+    mc_conv_wino_set_mode(MC_CONV_WINO_ALWAYS);
+    long before = mc_conv_wino_runs();
+    test_results_match_mlx_for_every_configuration(state);
+    test_vjp_matches_mlx(state);
+    long ran = mc_conv_wino_runs() - before;
+    mc_conv_wino_set_mode(MC_CONV_WINO_AUTO);
+    assert_true(ran > 0);
+}
+
+/* The vector builds of the transforms give the generic build's values. */
+static void test_winograd_transforms_match_generic_build(void **state)
+{
+    (void)state;
+    const mc_wino_kernels *k = mc_wino_kernels_get(), *ref = mc_wino_kernels_generic();
+    mc_wino_geom g = {.N = 2, .H = 7, .W = 6, .C = 37, .O = 21, .OH = 7, .OW = 6, .pad_h = 1, .pad_w = 1};
+    g.tiles_h = (g.OH + 1) / 2;
+    g.tiles_w = (g.OW + 1) / 2;
+    int nt = g.N * g.tiles_h * g.tiles_w;
+    size_t nx = (size_t)g.N * g.H * g.W * g.C, nw = (size_t)g.O * 9 * g.C, nu = 16 * (size_t)g.O * g.C;
+    size_t nv = 16 * (size_t)nt * g.C, nm = 16 * (size_t)nt * g.O, ny = (size_t)g.N * g.OH * g.OW * g.O;
+    float *x = malloc(nx * 4), *w = malloc(nw * 4), *m = malloc(nm * 4), *zero = calloc((size_t)g.C, 4);
+    float *u[2] = {malloc(nu * 4), malloc(nu * 4)}, *v[2] = {malloc(nv * 4), malloc(nv * 4)};
+    float *y[2] = {calloc(ny, 4), calloc(ny, 4)};
+    uint32_t s = 7;
+    for (size_t i = 0; i < nx + nw + nm; i++) {
+        s = s * 1664525u + 1013904223u;
+        float f = (float)((int)(s >> 16) - 32768) / 8192.0f;
+        if (i < nx)
+            x[i] = f;
+        else if (i < nx + nw)
+            w[i - nx] = f;
+        else
+            m[i - nx - nw] = f;
+    }
+    const mc_wino_kernels *ks[2] = {k, ref};
+    for (int b = 0; b < 2; b++) {
+        ks[b]->filter(w, g.O, g.C, true, u[b]);
+        ks[b]->input(&g, x, 0, nt, zero, v[b], (size_t)nt * g.C);
+        ks[b]->output(&g, m, (size_t)nt * g.O, 0, nt, y[b]);
+    }
+    for (size_t i = 0; i < nu; i++)
+        assert_float_equal(u[0][i], u[1][i], 1e-5f * (1 + fabsf(u[1][i])));
+    for (size_t i = 0; i < nv; i++)
+        assert_float_equal(v[0][i], v[1][i], 1e-5f * (1 + fabsf(v[1][i])));
+    for (size_t i = 0; i < ny; i++)
+        assert_float_equal(y[0][i], y[1][i], 1e-5f * (1 + fabsf(y[1][i])));
+    for (int b = 0; b < 2; b++) {
+        free(u[b]);
+        free(v[b]);
+        free(y[b]);
+    }
+    free(x);
+    free(w);
+    free(m);
+    free(zero);
+}
+
+/* The Winograd path transforms the input block by block: the memory it
+ * takes beyond input, weight and output stays far below the whole
+ * transformed input and products (here 16 x 2 * 64 * 64 tiles x 64
+ * floats, 33.5 MB). */
+static void test_winograd_scratch_stays_far_below_a_whole_transform(void **state)
+{
+    (void)state;
+    int xs[4] = {2, 128, 128, 32}, ws[4] = {32, 3, 3, 32};
+    double *xv, *wv;
+    mlx_array x = random_array(3, MLX_FLOAT32, 4, xs, &xv), w = random_array(4, MLX_FLOAT32, 4, ws, &wv);
+    mlx_array y = mlx_array_new();
+    assert_int_equal(mlx_array_eval(x), 0);
+    assert_int_equal(mlx_array_eval(w), 0);
+    size_t base = 0, peak = 0;
+    assert_int_equal(mlx_get_active_memory(&base), 0);
+    assert_int_equal(mlx_reset_peak_memory(), 0);
+    long before = mc_conv_wino_runs();
+    assert_int_equal(mlx_conv2d(&y, x, w, 1, 1, 1, 1, 1, 1, 1, tu_stream()), 0);
+    assert_int_equal(mlx_array_eval(y), 0);
+    assert_true(mc_conv_wino_runs() == before + 1);
+    assert_int_equal(mlx_get_peak_memory(&peak), 0);
+    size_t out_bytes = mlx_array_nbytes(y), whole = (size_t)16 * 2 * 64 * 64 * 64 * sizeof(float);
+    size_t extra = peak > base + out_bytes ? peak - base - out_bytes : 0;
+    if (extra > whole / 4)
+        fail_msg("scratch of %zu bytes for a whole transform of %zu", extra, whole);
+    free(xv);
+    free(wv);
+    tu_free_n((mlx_array[]){x, w, y}, 3);
+}
+
+/* Every allocation of a Winograd convolution failing in turn gives one
+ * error and frees what was taken (the leak checkers watch this run); in a
+ * build without fault injection the first attempt succeeds. */
+static void test_winograd_allocation_failures_report_one_error(void **state)
+{
+    (void)state;
+    int xs[4] = {2, 9, 8, 32}, ws[4] = {16, 3, 3, 32};
+    double *xv, *wv;
+    mlx_array x = random_array(5, MLX_FLOAT32, 4, xs, &xv), w = random_array(6, MLX_FLOAT32, 4, ws, &wv);
+    assert_int_equal(mlx_array_eval(x), 0);
+    assert_int_equal(mlx_array_eval(w), 0);
+    long before = mc_conv_wino_runs();
+    for (long n = 0;; n++) {
+        mlx_array y = mlx_array_new();
+        mc_fault_fail_after(n);
+        int rc = mlx_conv2d(&y, x, w, 1, 1, 1, 1, 1, 1, 1, tu_stream()) || mlx_array_eval(y);
+        mc_fault_fail_after(-1);
+        mlx_array_free(y);
+        if (!rc) {
+            tu_expect_no_error();
+            break;
+        }
+        if (tu_error_count() != 1)
+            fail_msg("allocation %ld: %d messages, last \"%s\"", n, tu_error_count(), tu_last_error());
+        tu_reset_errors();
+        assert_true(n < 1000);
+    }
+    assert_true(mc_conv_wino_runs() == before + 1);
+    free(xv);
+    free(wv);
+    tu_free_n((mlx_array[]){x, w}, 2);
 }
 
 static void test_empty_batch_gives_empty_output(void **state)
@@ -552,6 +786,13 @@ int main(void)
         cmocka_unit_test_teardown(test_compiled_convolution_matches_eager, tu_test_teardown),
         cmocka_unit_test_teardown(test_scratch_stays_far_below_a_whole_im2col, tu_test_teardown),
         cmocka_unit_test_teardown(test_empty_batch_gives_empty_output, tu_test_teardown),
+        cmocka_unit_test_teardown(test_winograd_matches_direct_on_odd_shapes, tu_test_teardown),
+        cmocka_unit_test_teardown(test_winograd_on_a_large_layer_matches_reference, tu_test_teardown),
+        cmocka_unit_test_teardown(test_half_types_keep_the_direct_path, tu_test_teardown),
+        cmocka_unit_test_teardown(test_mlx_cases_pass_on_the_winograd_path, tu_test_teardown),
+        cmocka_unit_test_teardown(test_winograd_transforms_match_generic_build, tu_test_teardown),
+        cmocka_unit_test_teardown(test_winograd_scratch_stays_far_below_a_whole_transform, tu_test_teardown),
+        cmocka_unit_test_teardown(test_winograd_allocation_failures_report_one_error, tu_test_teardown),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

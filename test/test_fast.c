@@ -154,9 +154,13 @@ static mlx_array normal(const int *shape, int ndim, mlx_dtype dt, uint64_t seed)
     return r;
 }
 
-/* softmax(scale q k^T + causal) v with the library's own matmul and
- * softmax, heads repeated for grouped queries by a broadcast. */
-static mlx_array unfused(mlx_array q, mlx_array k, mlx_array v, float scale, bool causal)
+/* softmax(scale q k^T + causal or mask) v with the library's own matmul
+ * and softmax, heads repeated for grouped queries by a broadcast. A mask
+ * (mask.ctx not NULL, shape (Lq, Lk)) is bool (false hides the key) or
+ * added; sinks (sinks.ctx not NULL, one per query head) join each row as
+ * one more score whose value is zero. */
+static mlx_array unfused_with(mlx_array q, mlx_array k, mlx_array v, float scale, bool causal, mlx_array mask,
+                              mlx_array sinks)
 {
     mlx_stream s = tu_stream();
     const int *qs = mlx_array_shape(q), *ks = mlx_array_shape(k);
@@ -180,12 +184,42 @@ static mlx_array unfused(mlx_array q, mlx_array k, mlx_array v, float scale, boo
         mlx_array_set(&sc, m);
         tu_free_n((mlx_array[]){t, m, low}, 3);
     }
-    assert_int_equal(mlx_softmax_axis(&p, sc, -1, true, s), 0);
+    if (mask.ctx && mlx_array_dtype(mask) == MLX_BOOL) {
+        mlx_array m = mlx_array_new(), low = mlx_array_new_float(-3.4028234663852886e38f);
+        assert_int_equal(mlx_where(&m, mask, sc, low, s), 0);
+        mlx_array_set(&sc, m);
+        tu_free_n((mlx_array[]){m, low}, 2);
+    } else if (mask.ctx) {
+        assert_int_equal(mlx_add(&sc, sc, mask, s), 0);
+    }
+    if (sinks.ctx) {
+        /* the sink's score as a last column, dropped after the softmax */
+        int s5[5] = {1, ks[1], rep, 1, 1}, col[5] = {qs[0], ks[1], rep, qs[2], 1};
+        mlx_array sk = mlx_array_new();
+        assert_int_equal(mlx_reshape(&sk, sinks, s5, 5, s), 0);
+        assert_int_equal(mlx_broadcast_to(&sk, sk, col, 5, s), 0);
+        mlx_vector_array both = mlx_vector_array_new();
+        mlx_vector_array_append_value(both, sc);
+        mlx_vector_array_append_value(both, sk);
+        assert_int_equal(mlx_concatenate_axis(&sc, both, -1, s), 0);
+        assert_int_equal(mlx_softmax_axis(&p, sc, -1, true, s), 0);
+        int start[5] = {0}, stop[5] = {qs[0], ks[1], rep, qs[2], ks[2]}, step[5] = {1, 1, 1, 1, 1};
+        assert_int_equal(mlx_slice(&p, p, start, 5, stop, 5, step, 5, s), 0);
+        mlx_vector_array_free(both);
+        mlx_array_free(sk);
+    } else {
+        assert_int_equal(mlx_softmax_axis(&p, sc, -1, true, s), 0);
+    }
     assert_int_equal(mlx_matmul(&o, p, v5, s), 0);
     int oshape[4] = {qs[0], qs[1], qs[2], vs[3]};
     assert_int_equal(mlx_reshape(&out, o, oshape, 4, s), 0);
     tu_free_n((mlx_array[]){k5, v5, qq, kt, sc, p, o, a}, 8);
     return out;
+}
+
+static mlx_array unfused(mlx_array q, mlx_array k, mlx_array v, float scale, bool causal)
+{
+    return unfused_with(q, k, v, scale, causal, (mlx_array){0}, (mlx_array){0});
 }
 
 static void compare_close(mlx_array a, mlx_array b, double tol)
@@ -226,6 +260,39 @@ static void test_tiled_attention_equals_the_unfused_composition(void **state)
         }
         tu_free_n((mlx_array[]){q, k, v}, 3);
     }
+}
+
+/* Masks (bool and additive) and sinks over several query and key blocks
+ * (Lq 300, Lk 520: neither a multiple of the 256 tile), with grouped
+ * heads: each tile applies its part of the mask and the sink enters every
+ * row's running state once. */
+static void test_tiled_attention_with_masks_and_sinks_equals_the_composition(void **state)
+{
+    (void)state;
+    enum { B = 1, HQ = 4, HK = 2, LQ = 300, LK = 520, D = 64 };
+    int qs[4] = {B, HQ, LQ, D}, ks[4] = {B, HK, LK, D}, ms[2] = {LQ, LK}, ss[1] = {HQ};
+    mlx_array q = normal(qs, 4, MLX_FLOAT32, 21), k = normal(ks, 4, MLX_FLOAT32, 22);
+    mlx_array v = normal(ks, 4, MLX_FLOAT32, 23), add = normal(ms, 2, MLX_FLOAT32, 24);
+    mlx_array sinks = normal(ss, 1, MLX_FLOAT32, 25);
+    static bool keep[LQ * LK];
+    for (int i = 0; i < LQ; i++)
+        for (int j = 0; j < LK; j++)
+            keep[i * LK + j] = (i * 7 + j * 3) % 5 != 0 || j == 0;
+    mlx_array bmask = mlx_array_new_data(keep, ms, 2, MLX_BOOL);
+    float scale = 0.125f;
+    for (int mk = 0; mk < 3; mk++)
+        for (int sk = 0; sk < 2; sk++) {
+            mlx_array mask = mk == 0 ? (mlx_array){0} : mk == 1 ? bmask : add;
+            mlx_array snk = sk ? sinks : (mlx_array){0};
+            mlx_array r = mlx_array_new();
+            assert_int_equal(mlx_fast_scaled_dot_product_attention(&r, q, k, v, scale, mk ? "array" : "", mask,
+                                                                   snk, tu_stream()),
+                             0);
+            mlx_array u = unfused_with(q, k, v, scale, false, mask, snk);
+            compare_close(r, u, 2e-5);
+            tu_free_n((mlx_array[]){r, u}, 2);
+        }
+    tu_free_n((mlx_array[]){q, k, v, add, sinks, bmask}, 6);
 }
 
 /* Norms over long rows (the vector paths and their tails) and over an
@@ -368,6 +435,7 @@ int main(void)
 #define T(f) cmocka_unit_test_teardown(f, tu_test_teardown)
         T(test_every_case_equals_mlx),
         T(test_tiled_attention_equals_the_unfused_composition),
+        T(test_tiled_attention_with_masks_and_sinks_equals_the_composition),
         T(test_norms_of_long_rows_equal_their_composition),
         T(test_bad_arguments_report_mlx_messages),
         T(test_metal_and_cuda_report_no_back_end),

@@ -12,7 +12,9 @@
  * convolution with one input channel per group (depthwise) runs a direct
  * kernel instead of one thin gemm per group. float16 and bfloat16 are
  * computed in float32 (input and weight converted once, each block's
- * result converted out); float64 in float64.
+ * result converted out); float64 in float64. float32 3x3 convolutions of
+ * stride 1 with enough channels take the Winograd path instead
+ * (conv_wino.c).
  *
  * The vjp is MLX's: the input's cotangent is a convolution of the
  * output's cotangent with the group-transposed weight (input dilation and
@@ -29,6 +31,7 @@
 
 #include "graph/blas.h"
 #include "graph/build.h"
+#include "graph/conv_wino.h"
 #include "graph/prims_conv.h"
 #include "graph/prims_slice.h"
 #include "graph/vmap_rules.h"
@@ -274,6 +277,10 @@ static int conv_eval(mc_array *out, mc_array *const *in, int n, const void *para
     const void *wd = r.x ? dense_in(w, r.ct, &wcopy, &wbytes, fn) : NULL;
     if (!wd)
         goto done;
+    if (mc_conv_wino_fits(&r.g, p, out->dtype)) {
+        rc = mc_conv_wino_run(&r.g, (const float *)r.x, wd, p->flip, out->data, fn);
+        goto done;
+    }
     wpack = mc_data_alloc(wpack_bytes);
     if (!wpack) {
         mc_error_oom(fn, wpack_bytes);

@@ -1,15 +1,18 @@
 /* Owns the mlx-cpu -> MLX half of the primitive mapping: for each of our
  * primitives that MLX can read back, the records of MLX primitives (with
- * their state, as mlx/export.cpp serializes it) that compute it.
+ * their state, as mlx/export.cpp serializes it) that compute it. This file
+ * holds the dispatch and the elementwise, view, indexing, reduction,
+ * matmul and convolution families; fast.h, quantization, random draws and
+ * the factorizations have files of their own (mlxfn_export.h).
  *
  * Where our nodes are more general than MLX's primitives, the exporter
  * writes what MLX's ops would have built: Binary, Select and the matmuls
  * broadcast while they run here, MLX's need inputs of the output's shape
  * (a Broadcast record first); a take is MLX's Gather then Reshape; a mean
- * is a Sum times 1/n; a few unary functions that MLX composes (reciprocal,
- * isnan) are written as MLX's compositions; fast.h's norms and attention
- * are written as the fallbacks MLX's CPU build runs in their place (MLX's
- * own primitives for them cannot run on its CPU). */
+ * is a Sum times 1/n, var and std MLX's compositions; the unary functions
+ * that MLX composes (reciprocal, isnan, isinf, ...) are written as MLX's
+ * compositions; a diagonal is MLX's Gather, Squeeze and Transpose. */
+#include <math.h>
 #include <string.h>
 
 #include "graph/primitive.h"
@@ -17,12 +20,11 @@
 #include "graph/prims_conv.h"
 #include "graph/prims_copy.h"
 #include "graph/prims_create.h"
-#include "graph/prims_fast.h"
 #include "graph/prims_fft.h"
 #include "graph/prims_index.h"
 #include "graph/prims_matmul.h"
 #include "graph/prims_misc.h"
-#include "graph/prims_quant.h"
+#include "graph/prims_mm_ext.h"
 #include "graph/prims_reduce.h"
 #include "graph/prims_scan.h"
 #include "graph/prims_scatter.h"
@@ -30,88 +32,11 @@
 #include "graph/prims_sort.h"
 #include "graph/prims_unary.h"
 #include "graph/prims_view.h"
-#include "io/mlxfn_prims.h"
+#include "io/mlxfn_export.h"
 #include "runtime/error.h"
 #include "simd/reduce.h"
 
 typedef const mc_mlxfn_node node_t;
-
-static int unsupported(mc_mlxfn_exp *x, node_t *n, const char *why)
-{
-    return mc_error("[%s] Unable to export primitive %s: %s.", mc_mlxfn_fn(x), mc_prim_name(n->prim, n->params),
-                    why);
-}
-
-static mc_meta meta_with(mlx_dtype dtype, int ndim, const int *shape)
-{
-    mc_meta m;
-    m.dtype = dtype;
-    m.ndim = ndim;
-    if (ndim)
-        memcpy(m.shape, shape, sizeof(int) * (size_t)ndim);
-    return m;
-}
-
-static bool same_shape(const mc_meta *a, int ndim, const int *shape)
-{
-    return a->ndim == ndim && (!ndim || !memcmp(a->shape, shape, sizeof(int) * (size_t)ndim));
-}
-
-/* id, broadcast to shape if it has another one (MLX's broadcast_to). */
-static uint64_t bcast(mc_mlxfn_exp *x, uint64_t id, const mc_meta *m, int ndim, const int *shape)
-{
-    if (same_shape(m, ndim, shape))
-        return id;
-    mc_meta out = meta_with(m->dtype, ndim, shape);
-    uint64_t r = mc_mlxfn_begin(x, "Broadcast", 1, &id);
-    mc_wb_ints(mc_mlxfn_state(x), ndim, shape);
-    mc_mlxfn_end(x, &out);
-    return r;
-}
-
-static uint64_t reshape(mc_mlxfn_exp *x, uint64_t id, const mc_meta *m, int ndim, const int *shape)
-{
-    if (same_shape(m, ndim, shape))
-        return id;
-    mc_meta out = meta_with(m->dtype, ndim, shape);
-    uint64_t r = mc_mlxfn_begin(x, "Reshape", 1, &id);
-    mc_wb_ints(mc_mlxfn_state(x), ndim, shape);
-    mc_mlxfn_end(x, &out);
-    return r;
-}
-
-/* ids[0..n) (metas m) broadcast to out's shape, as MLX's broadcast_arrays:
- * a Broadcast record for each that has another shape. In a shapeless
- * export the record also takes the others (through StopGradient), from
- * which MLX infers the shape again when the inputs change, as MLX's own
- * dynamic tracing writes it. */
-static void bcast_n(mc_mlxfn_exp *x, uint64_t *ids, const mc_meta *m, int n, const mc_meta *out)
-{
-    if (!mc_mlxfn_shapeless(x)) {
-        for (int i = 0; i < n; i++)
-            ids[i] = bcast(x, ids[i], &m[i], out->ndim, out->shape);
-        return;
-    }
-    uint64_t orig[4], sg[4] = {0, 0, 0, 0};
-    memcpy(orig, ids, sizeof(uint64_t) * (size_t)n);
-    for (int i = 0; i < n; i++) {
-        if (same_shape(&m[i], out->ndim, out->shape))
-            continue;
-        uint64_t args[4] = {orig[i]};
-        int k = 1;
-        for (int j = 0; j < n; j++) {
-            if (j == i)
-                continue;
-            if (!sg[j])
-                sg[j] = mc_mlxfn_node1(x, "StopGradient", 1, &orig[j], &m[j]);
-            args[k++] = sg[j];
-        }
-        mc_meta o = meta_with(m[i].dtype, out->ndim, out->shape);
-        ids[i] = mc_mlxfn_begin(x, "Broadcast", k, args);
-        mc_wb_ints(mc_mlxfn_state(x), out->ndim, out->shape);
-        mc_mlxfn_end(x, &o);
-    }
-}
 
 /* A stateless record of name over in[0..n), each broadcast to the output. */
 static int elementwise(mc_mlxfn_exp *x, const char *name, node_t *n, const uint64_t *in, const mc_meta *im,
@@ -119,12 +44,57 @@ static int elementwise(mc_mlxfn_exp *x, const char *name, node_t *n, const uint6
 {
     uint64_t b[3];
     memcpy(b, in, sizeof(uint64_t) * (size_t)n->n_in);
-    bcast_n(x, b, im, n->n_in, n->meta);
+    mc_xp_bcast_n(x, b, im, n->n_in, n->meta);
     *id = mc_mlxfn_node1(x, name, n->n_in, b, n->meta);
     return 0;
 }
 
 /* ---- elementwise ---- */
+
+/* equal(a, v): v a 0-d constant of a's dtype, broadcast as MLX's equal
+ * does; 0 on failure (reported). */
+static uint64_t equal_to(mc_mlxfn_exp *x, uint64_t a, const mc_meta *m, double v, const mc_meta *out)
+{
+    uint64_t k = mc_mlxfn_scalar(x, v, m->dtype);
+    if (!k)
+        return 0;
+    uint64_t args[2] = {a, k};
+    mc_meta ms[2] = {*m, mc_xp_meta_with(m->dtype, 0, NULL)};
+    mc_xp_bcast_n(x, args, ms, 2, out);
+    uint64_t r = mc_mlxfn_begin(x, "Equal", 2, args);
+    mc_wb_bool(mc_mlxfn_state(x), false);
+    mc_mlxfn_end(x, out);
+    return r;
+}
+
+/* MLX's compositions (mlx/ops.cpp) for a floating a: isposinf and
+ * isneginf compare with +-inf, isinf is their or, isfinite is
+ * not(isinf or isnan). (Our ops give integer inputs a constant.) */
+static int float_class(mc_mlxfn_exp *x, mc_unary_op op, uint64_t a, const mc_meta *m, const mc_meta *out,
+                       uint64_t *id)
+{
+    uint64_t pos = 0, neg = 0;
+    if (op != MC_U_ISNEGINF && !(pos = equal_to(x, a, m, INFINITY, out)))
+        return 1;
+    if (op != MC_U_ISPOSINF && !(neg = equal_to(x, a, m, -INFINITY, out)))
+        return 1;
+    if (op == MC_U_ISPOSINF || op == MC_U_ISNEGINF) {
+        *id = op == MC_U_ISPOSINF ? pos : neg;
+        return 0;
+    }
+    uint64_t args[2] = {pos, neg};
+    uint64_t inf = mc_mlxfn_node1(x, "LogicalOr", 2, args, out);
+    if (op == MC_U_ISINF) {
+        *id = inf;
+        return 0;
+    }
+    uint64_t same[2] = {a, a};
+    args[0] = inf;
+    args[1] = mc_mlxfn_node1(x, "NotEqual", 2, same, out);
+    uint64_t bad = mc_mlxfn_node1(x, "LogicalOr", 2, args, out);
+    *id = mc_mlxfn_node1(x, "LogicalNot", 1, &bad, out);
+    return 0;
+}
 
 static int ex_unary(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
@@ -150,8 +120,8 @@ static int ex_unary(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_met
         if (!one)
             return 1;
         uint64_t args[2] = {one, in[0]};
-        mc_meta m[2] = {meta_with(im[0].dtype, 0, NULL), im[0]};
-        bcast_n(x, args, m, 2, n->meta);
+        mc_meta m[2] = {mc_xp_meta_with(im[0].dtype, 0, NULL), im[0]};
+        mc_xp_bcast_n(x, args, m, 2, n->meta);
         *id = mc_mlxfn_node1(x, "Divide", 2, args, n->meta);
         return 0;
     }
@@ -160,12 +130,22 @@ static int ex_unary(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_met
         *id = mc_mlxfn_node1(x, "NotEqual", 2, args, n->meta);
         return 0;
     }
-    case MC_U_BITWISE_INVERT: return unsupported(x, n, "MLX 0.31 cannot read BitwiseInvert back from a file");
+    case MC_U_BITWISE_INVERT: { /* MLX 0.31 cannot read BitwiseInvert: x ^ ~0 is the same bits */
+        uint64_t ones = mc_mlxfn_all_ones(x, im[0].dtype);
+        if (!ones)
+            return 1;
+        uint64_t args[2] = {in[0], ones};
+        mc_meta m[2] = {im[0], mc_xp_meta_with(im[0].dtype, 0, NULL)};
+        mc_xp_bcast_n(x, args, m, 2, n->meta);
+        *id = mc_mlxfn_begin(x, "BitwiseBinary", 2, args);
+        mc_wb_i32(mc_mlxfn_state(x), 2); /* Xor */
+        mc_mlxfn_end(x, n->meta);
+        return 0;
+    }
     case MC_U_ISINF:
     case MC_U_ISFINITE:
     case MC_U_ISPOSINF:
-    case MC_U_ISNEGINF:
-        return unsupported(x, n, "MLX composes it of several primitives, which mlx-cpu does not write yet");
+    case MC_U_ISNEGINF: return float_class(x, op, in[0], &im[0], n->meta, id);
     default:
         /* the rest have MLX's names (prims_unary.c) */
         *id = mc_mlxfn_node1(x, mc_prim_name(n->prim, n->params), 1, in, n->meta);
@@ -177,7 +157,7 @@ static int ex_binary(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_me
 {
     mc_binary_op op = ((const mc_binary_params *)n->params)->op;
     uint64_t b[2] = {in[0], in[1]};
-    bcast_n(x, b, im, 2, n->meta);
+    mc_xp_bcast_n(x, b, im, 2, n->meta);
     switch (op) {
     case MC_B_EQUAL:
     case MC_B_EQUAL_NAN:
@@ -311,6 +291,49 @@ static int ex_slice(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_met
     return 0;
 }
 
+/* MLX's diagonal (mlx/ops.cpp): a Gather at (arange, arange) over the two
+ * axes, those axes squeezed, the diagonal's axis moved last. */
+static int ex_diagonal(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    const mc_diagonal_params *p = n->params;
+    const mc_meta *a = &im[0];
+    int nd = a->ndim, ax1 = p->axis1 < 0 ? p->axis1 + nd : p->axis1, ax2 = p->axis2 < 0 ? p->axis2 + nd : p->axis2;
+    int off1 = p->offset < 0 ? -p->offset : 0, off2 = p->offset > 0 ? p->offset : 0;
+    int len = n->meta->shape[n->meta->ndim - 1];
+    uint64_t args[3] = {in[0], mc_xp_arange_rec(x, off1, off1 + len, 1, MLX_INT32),
+                        mc_xp_arange_rec(x, off2, off2 + len, 1, MLX_INT32)};
+    int axes[2] = {ax1, ax2}, sizes[MC_MAX_NDIM];
+    mc_meta g = *a;
+    g.ndim = nd + 1;
+    g.shape[0] = len;
+    for (int i = 0; i < nd; i++)
+        g.shape[i + 1] = sizes[i] = i == ax1 || i == ax2 ? 1 : a->shape[i];
+    uint64_t r = mc_mlxfn_begin(x, "Gather", 3, args);
+    mc_wb_ints(mc_mlxfn_state(x), 2, axes);
+    mc_wb_ints(mc_mlxfn_state(x), nd, sizes);
+    mc_mlxfn_end(x, &g);
+    int sq[2] = {ax1 < ax2 ? ax1 + 1 : ax2 + 1, ax1 < ax2 ? ax2 + 1 : ax1 + 1};
+    mc_meta q = g;
+    q.ndim = 0;
+    for (int i = 0; i < g.ndim; i++)
+        if (i != sq[0] && i != sq[1])
+            q.shape[q.ndim++] = g.shape[i];
+    r = mc_mlxfn_begin(x, "Squeeze", 1, &r);
+    mc_wb_ints(mc_mlxfn_state(x), 2, sq); /* sorted, as MLX's squeeze */
+    mc_mlxfn_end(x, &q);
+    if (q.ndim > 1) {
+        int perm[MC_MAX_NDIM];
+        for (int i = 0; i < q.ndim - 1; i++)
+            perm[i] = i + 1;
+        perm[q.ndim - 1] = 0;
+        r = mc_mlxfn_begin(x, "Transpose", 1, &r);
+        mc_wb_ints(mc_mlxfn_state(x), q.ndim, perm);
+        mc_mlxfn_end(x, n->meta);
+    }
+    *id = r;
+    return 0;
+}
+
 static int ex_as_strided(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
     (void)im;
@@ -356,7 +379,7 @@ static int ex_gather_axis(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const 
     const mc_meta *a = &im[0], *idx = &im[1];
     if (p->along) {
         /* take_along_axis: MLX's GatherAxis wants the indices broadcast */
-        uint64_t args[2] = {in[0], bcast(x, in[1], idx, n->meta->ndim, n->meta->shape)};
+        uint64_t args[2] = {in[0], mc_xp_bcast(x, in[1], idx, n->meta->ndim, n->meta->shape)};
         *id = mc_mlxfn_begin(x, "GatherAxis", 2, args);
         mc_wb_i32(mc_mlxfn_state(x), p->axis);
         mc_mlxfn_end(x, n->meta);
@@ -365,11 +388,11 @@ static int ex_gather_axis(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const 
     /* take: as MLX's take, Gather of one index array on axis, the gathered
      * axis (now of size 1) dropped, and the index dims moved to axis */
     if (idx->ndim + a->ndim > MC_MAX_NDIM)
-        return unsupported(x, n, "too many dimensions");
+        return mc_xp_unsupported(x, n, "too many dimensions");
     int sizes[MC_MAX_NDIM];
     memcpy(sizes, a->shape, sizeof(int) * (size_t)a->ndim);
     sizes[p->axis] = 1;
-    mc_meta g = meta_with(a->dtype, idx->ndim, idx->shape);
+    mc_meta g = mc_xp_meta_with(a->dtype, idx->ndim, idx->shape);
     memcpy(g.shape + idx->ndim, sizes, sizeof(int) * (size_t)a->ndim);
     g.ndim = idx->ndim + a->ndim;
     uint64_t gid = mc_mlxfn_begin(x, "Gather", 2, in);
@@ -380,7 +403,7 @@ static int ex_gather_axis(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const 
     sq.ndim--;
     memmove(sq.shape + idx->ndim + p->axis, sq.shape + idx->ndim + p->axis + 1,
             sizeof(int) * (size_t)(a->ndim - p->axis - 1));
-    uint64_t r = reshape(x, gid, &g, sq.ndim, sq.shape);
+    uint64_t r = mc_xp_reshape(x, gid, &g, sq.ndim, sq.shape);
     if (p->axis && idx->ndim) {
         int perm[MC_MAX_NDIM], k = 0;
         for (int i = 0; i < p->axis; i++)
@@ -408,6 +431,29 @@ static int ex_gather(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_me
     return 0;
 }
 
+/* slice_update_dynamic: our Scatter of one 0-d start per axis is MLX's
+ * DynamicSliceUpdate of (src, update, start), the starts joined again
+ * into the 1-d start it takes. */
+static int dynamic_slice_update(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    const mc_scatter_params *p = n->params;
+    uint64_t st[MC_MAX_NDIM];
+    mc_meta sm[MC_MAX_NDIM];
+    for (int i = 0; i < p->nidx; i++) {
+        if (im[1 + i].ndim != 0)
+            return mc_xp_unsupported(x, n, "MLX's DynamicSliceUpdate takes one start per axis");
+        sm[i] = im[1 + i];
+        st[i] = mc_xp_expand_rec(x, in[1 + i], &sm[i], 0);
+    }
+    mc_meta jm = sm[0];
+    uint64_t start = p->nidx > 1 ? mc_xp_concat_rec(x, st, sm, p->nidx, 0, &jm) : st[0];
+    uint64_t args[3] = {in[0], in[n->n_in - 1], start};
+    *id = mc_mlxfn_begin(x, "DynamicSliceUpdate", 3, args);
+    mc_wb_ints(mc_mlxfn_state(x), p->nidx, p->axes);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
 static int ex_scatter(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
     (void)im;
@@ -416,7 +462,7 @@ static int ex_scatter(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_m
                                          : ((const mc_scatter_axis_params *)n->params)->reduce;
     if (n->prim == MC_PRIM_SCATTER_AXIS) {
         if (red != MC_SCATTER_SUM && red != MC_SCATTER_NONE)
-            return unsupported(x, n, "MLX's ScatterAxis only adds or replaces");
+            return mc_xp_unsupported(x, n, "MLX's ScatterAxis only adds or replaces");
         *id = mc_mlxfn_begin(x, "ScatterAxis", 3, in);
         mc_wb_i32(mc_mlxfn_state(x), red == MC_SCATTER_SUM ? 0 : 1);
         mc_wb_i32(mc_mlxfn_state(x), ((const mc_scatter_axis_params *)n->params)->axis);
@@ -429,7 +475,8 @@ static int ex_scatter(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_m
     case MC_SCATTER_SUM: type = 2; break;
     case MC_SCATTER_PROD: type = 3; break;
     case MC_SCATTER_NONE: type = 4; break;
-    default: return unsupported(x, n, "a dynamic slice update has no Scatter equivalent in MLX's files");
+    case MC_SCATTER_SLICE_UPDATE: return dynamic_slice_update(x, n, in, im, id);
+    default: return mc_xp_unsupported(x, n, "no MLX Scatter has this reduction");
     }
     const mc_scatter_params *p = n->params;
     *id = mc_mlxfn_begin(x, "Scatter", n->n_in, in);
@@ -456,18 +503,55 @@ static int ex_fft(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta 
 
 /* ---- reductions, scans, sorts ---- */
 
-/* 1 / (the product of a's sizes on axes), a 0-d array of dtype: MLX's
- * NumberOfElements, which follows a's shape in a shapeless export. */
-static uint64_t inv_count(mc_mlxfn_exp *x, uint64_t a, int n, const int *axes, mlx_dtype dtype)
+/* A Reduce record of type (MLX's Reduce::ReduceType) over p's axes, its
+ * output the kept-dims meta out. */
+static uint64_t reduce_rec(mc_mlxfn_exp *x, int type, uint64_t a, const mc_reduce_params *p, const mc_meta *out)
 {
-    mc_meta m0 = meta_with(dtype, 0, NULL);
-    uint64_t r = mc_mlxfn_begin(x, "NumberOfElements", 1, &a);
-    mc_wb *st = mc_mlxfn_state(x);
-    mc_wb_ints(st, n, axes);
-    mc_wb_bool(st, true);
-    mc_wb_dtype(st, dtype);
-    mc_mlxfn_end(x, &m0);
+    uint64_t r = mc_mlxfn_begin(x, "Reduce", 1, &a);
+    mc_wb_i32(mc_mlxfn_state(x), type);
+    mc_wb_ints(mc_mlxfn_state(x), p->n, p->axes);
+    mc_mlxfn_end(x, out);
     return r;
+}
+
+/* MLX's var (mlx/ops.cpp) of a floating input: d = x - mean(x), v =
+ * sum(d^2) times 1/N, or divided by max(N - ddof, 0) when ddof != 0, N
+ * MLX's NumberOfElements (so it follows the shape in a shapeless file);
+ * std is sqrt(var). Our node keeps the reduced dims, as MLX's Reduce does. */
+static int ex_moment(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    const mc_reduce_params *p = n->params;
+    const mc_meta *km = n->meta;
+    mlx_dtype dt = km->dtype;
+    mc_meta m0 = mc_xp_meta_with(dt, 0, NULL);
+    uint64_t s = reduce_rec(x, 2, in[0], p, km);
+    uint64_t mu = mc_xp_binop(x, "Multiply", s, km, mc_xp_inv_count(x, in[0], p->n, p->axes, dt), &m0, km);
+    uint64_t d = mc_xp_binop(x, "Subtract", in[0], &im[0], mu, km, &im[0]);
+    uint64_t sq = mc_mlxfn_node1(x, "Square", 1, &d, &im[0]);
+    uint64_t v = reduce_rec(x, 2, sq, p, km);
+    if (p->ddof == 0) {
+        v = mc_xp_binop(x, "Multiply", v, km, mc_xp_inv_count(x, in[0], p->n, p->axes, dt), &m0, km);
+    } else {
+        uint64_t cnt = mc_mlxfn_begin(x, "NumberOfElements", 1, in);
+        mc_wb *st = mc_mlxfn_state(x);
+        mc_wb_ints(st, p->n, p->axes);
+        mc_wb_bool(st, false);
+        mc_wb_dtype(st, dt);
+        mc_mlxfn_end(x, &m0);
+        uint64_t dof = mc_xp_scalar_op(x, "Subtract", cnt, &m0, p->ddof);
+        uint64_t pos = dof ? mc_xp_scalar_op(x, "Maximum", dof, &m0, 0.0) : 0;
+        if (!pos)
+            return 1;
+        v = mc_xp_binop(x, "Divide", v, km, pos, &m0, km);
+    }
+    if (p->kind == MC_RK_STD) {
+        uint64_t r = mc_mlxfn_begin(x, "Sqrt", 1, &v);
+        mc_wb_bool(mc_mlxfn_state(x), false);
+        mc_mlxfn_end(x, km);
+        v = r;
+    }
+    *id = v;
+    return 0;
 }
 
 static int ex_reduce(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
@@ -482,7 +566,9 @@ static int ex_reduce(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_me
     case MC_RK_MIN: type = 4; break;
     case MC_RK_MAX: type = 5; break;
     case MC_RK_MEAN: type = 2; break;
-    default: return unsupported(x, n, "var and std are compositions in MLX, which mlx-cpu does not write yet");
+    case MC_RK_VAR:
+    case MC_RK_STD: return ex_moment(x, n, in, im, id);
+    default: return mc_xp_unsupported(x, n, "no MLX reduction has this kind");
     }
     if (p->kind != MC_RK_MEAN) {
         *id = mc_mlxfn_begin(x, "Reduce", 1, in);
@@ -495,7 +581,7 @@ static int ex_reduce(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_me
     mlx_dtype dt = n->meta->dtype;
     uint64_t src = in[0];
     if (im[0].dtype != dt) {
-        mc_meta c = meta_with(dt, im[0].ndim, im[0].shape);
+        mc_meta c = mc_xp_meta_with(dt, im[0].ndim, im[0].shape);
         src = mc_mlxfn_begin(x, "AsType", 1, in);
         mc_wb_dtype(mc_mlxfn_state(x), dt);
         mc_mlxfn_end(x, &c);
@@ -504,9 +590,9 @@ static int ex_reduce(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_me
     mc_wb_i32(mc_mlxfn_state(x), 2);
     mc_wb_ints(mc_mlxfn_state(x), p->n, p->axes);
     mc_mlxfn_end(x, n->meta);
-    uint64_t args[2] = {sum, inv_count(x, in[0], p->n, p->axes, dt)};
-    mc_meta m[2] = {*n->meta, meta_with(dt, 0, NULL)};
-    bcast_n(x, args, m, 2, n->meta);
+    uint64_t args[2] = {sum, mc_xp_inv_count(x, in[0], p->n, p->axes, dt)};
+    mc_meta m[2] = {*n->meta, mc_xp_meta_with(dt, 0, NULL)};
+    mc_xp_bcast_n(x, args, m, 2, n->meta);
     *id = mc_mlxfn_node1(x, "Multiply", 2, args, n->meta);
     return 0;
 }
@@ -522,16 +608,61 @@ static int ex_argreduce(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc
     return 0;
 }
 
+/* A Reduce of type over axes[0..k), the dims kept (out). */
+static uint64_t reduce_axes(mc_mlxfn_exp *x, int type, uint64_t a, int k, const int *axes, const mc_meta *out)
+{
+    uint64_t r = mc_mlxfn_begin(x, "Reduce", 1, &a);
+    mc_wb_i32(mc_mlxfn_state(x), type);
+    mc_wb_ints(mc_mlxfn_state(x), k, axes);
+    mc_mlxfn_end(x, out);
+    return r;
+}
+
+/* MLX's softmax and logsumexp are its primitives over the last axis (after
+ * leading axes of size 1), else compositions of max, exp and sum, which
+ * this writes (mlx/ops.cpp). Our nodes keep the reduced dims. */
 static int ex_softmax(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
     const mc_softmax_params *p = n->params;
-    if (p->n != 1 || p->axes[0] != im[0].ndim - 1)
-        return unsupported(x, n, "MLX's primitive works on the last axis only");
+    const mc_meta *a = &im[0];
+    bool last = p->n > 0 && p->axes[p->n - 1] == a->ndim - 1;
+    for (int i = p->n - 2; i >= 0 && last; i--)
+        last = p->axes[i] + 1 == p->axes[i + 1] && a->shape[p->axes[i]] == 1;
     bool sm = n->prim == MC_PRIM_SOFTMAX;
-    *id = mc_mlxfn_begin(x, sm ? "Softmax" : "LogSumExp", 1, in);
-    if (sm)
-        mc_wb_bool(mc_mlxfn_state(x), p->precise);
-    mc_mlxfn_end(x, n->meta);
+    if (last) {
+        *id = mc_mlxfn_begin(x, sm ? "Softmax" : "LogSumExp", 1, in);
+        if (sm)
+            mc_wb_bool(mc_mlxfn_state(x), p->precise);
+        mc_mlxfn_end(x, n->meta);
+        return 0;
+    }
+    mc_meta am = *a;
+    uint64_t v = in[0];
+    if (sm && p->precise)
+        v = mc_xp_to_dtype(x, v, &am, MLX_FLOAT32);
+    mc_meta km = am;
+    for (int i = 0; i < p->n; i++)
+        km.shape[p->axes[i]] = 1;
+    uint64_t mx = reduce_axes(x, 5 /* Max */, v, p->n, p->axes, &km);
+    mx = mc_mlxfn_node1(x, "StopGradient", 1, &mx, &km);
+    uint64_t ex = mc_mlxfn_node1(x, "Exp", 1, &(uint64_t){mc_xp_binop(x, "Subtract", v, &am, mx, &km, &am)}, &am);
+    uint64_t sum = reduce_axes(x, 2 /* Sum */, ex, p->n, p->axes, &km);
+    if (sm) {
+        mc_meta om = am;
+        *id = mc_xp_to_dtype(x, mc_xp_binop(x, "Divide", ex, &am, sum, &km, &am), &om, a->dtype);
+        return 0;
+    }
+    uint64_t lg = mc_mlxfn_begin(x, "Log", 1, &sum);
+    mc_wb_i32(mc_mlxfn_state(x), 2); /* natural */
+    mc_mlxfn_end(x, &km);
+    uint64_t out = mc_xp_binop(x, "Add", lg, &km, mx, &km, &km);
+    mc_meta bm = km;
+    bm.dtype = MLX_BOOL;
+    uint64_t inf;
+    if (float_class(x, MC_U_ISINF, mx, &km, &bm, &inf))
+        return 1;
+    uint64_t sel[3] = {inf, mx, out};
+    *id = mc_mlxfn_node1(x, "Select", 3, sel, &km);
     return 0;
 }
 
@@ -603,13 +734,13 @@ static uint64_t matmul_rec(mc_mlxfn_exp *x, uint64_t ia, mc_meta a, uint64_t ib,
 {
     if (a.ndim == 1) {
         int s[2] = {1, a.shape[0]};
-        ia = reshape(x, ia, &a, 2, s);
-        a = meta_with(a.dtype, 2, s);
+        ia = mc_xp_reshape(x, ia, &a, 2, s);
+        a = mc_xp_meta_with(a.dtype, 2, s);
     }
     if (b.ndim == 1) {
         int s[2] = {b.shape[0], 1};
-        ib = reshape(x, ib, &b, 2, s);
-        b = meta_with(b.dtype, 2, s);
+        ib = mc_xp_reshape(x, ib, &b, 2, s);
+        b = mc_xp_meta_with(b.dtype, 2, s);
     }
     int nb = a.ndim > b.ndim ? a.ndim - 2 : b.ndim - 2;
     int sa[MC_MAX_NDIM], sb[MC_MAX_NDIM], so[MC_MAX_NDIM];
@@ -624,11 +755,11 @@ static uint64_t matmul_rec(mc_mlxfn_exp *x, uint64_t ia, mc_meta a, uint64_t ib,
     sb[nb + 1] = b.shape[b.ndim - 1];
     so[nb] = sa[nb];
     so[nb + 1] = sb[nb + 1];
-    uint64_t args[3] = {bcast(x, ia, &a, nb + 2, sa), bcast(x, ib, &b, nb + 2, sb), 0};
-    mc_meta o = meta_with(dt, nb + 2, so);
+    uint64_t args[3] = {mc_xp_bcast(x, ia, &a, nb + 2, sa), mc_xp_bcast(x, ib, &b, nb + 2, sb), 0};
+    mc_meta o = mc_xp_meta_with(dt, nb + 2, so);
     uint64_t r;
     if (c) {
-        args[2] = bcast(x, *c, cm, nb + 2, so);
+        args[2] = mc_xp_bcast(x, *c, cm, nb + 2, so);
         r = mc_mlxfn_begin(x, "AddMM", 3, args);
         mc_wb_f32(mc_mlxfn_state(x), p->alpha);
         mc_wb_f32(mc_mlxfn_state(x), p->beta);
@@ -638,14 +769,18 @@ static uint64_t matmul_rec(mc_mlxfn_exp *x, uint64_t ia, mc_meta a, uint64_t ib,
     }
     if (prod)
         *prod = o;
-    return out ? reshape(x, r, &o, out->ndim, out->shape) : r;
+    return out ? mc_xp_reshape(x, r, &o, out->ndim, out->shape) : r;
 }
 
 static int ex_matmul(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
-    bool addmm = n->prim == MC_PRIM_ADDMM;
-    *id = matmul_rec(x, in[0], im[0], in[1], im[1], addmm ? &in[2] : NULL, addmm ? &im[2] : NULL, n->params,
-                     n->meta->dtype, n->meta, NULL);
+    if (n->prim == MC_PRIM_MATMUL) {
+        mc_meta o;
+        *id = mc_xp_matmul_op(x, in[0], im[0], in[1], im[1], &o);
+        return 0;
+    }
+    /* MLX's addmm broadcasts to fixed shapes even when shapeless */
+    *id = matmul_rec(x, in[0], im[0], in[1], im[1], &in[2], &im[2], n->params, n->meta->dtype, n->meta, NULL);
     return 0;
 }
 
@@ -666,238 +801,50 @@ static int ex_convolution(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const 
     return 0;
 }
 
-static int ex_quantized_matmul(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+static int ex_gather_mm(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
     (void)im;
-    const mc_quant_params *p = n->params;
-    *id = mc_mlxfn_begin(x, "QuantizedMatmul", n->n_in, in);
-    mc_wb *st = mc_mlxfn_state(x);
-    mc_wb_i32(st, p->group_size);
-    mc_wb_i32(st, p->bits);
-    mc_wb_i32(st, p->mode);
-    mc_wb_bool(st, p->transpose);
+    const mc_gather_mm_params *p = n->params;
+    *id = mc_mlxfn_begin(x, "GatherMM", 4, in);
+    mc_wb_bool(mc_mlxfn_state(x), p->left_sorted);
+    mc_wb_bool(mc_mlxfn_state(x), p->right_sorted);
     mc_mlxfn_end(x, n->meta);
     return 0;
 }
 
+/* Our masks are MLX's primitive's inputs (padded and broadcast by the op). */
+static int ex_block_masked_mm(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    *id = mc_mlxfn_begin(x, "BlockMaskedMM", n->n_in, in);
+    mc_wb_i32(mc_mlxfn_state(x), ((const mc_block_mm_params *)n->params)->block_size);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+/* ---- ops.h's rest, random ---- */
+
+static int ex_hadamard(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
+{
+    (void)im;
+    *id = mc_mlxfn_begin(x, "Hadamard", 1, in);
+    mc_wb_f32(mc_mlxfn_state(x), ((const mc_hadamard_params *)n->params)->scale);
+    mc_mlxfn_end(x, n->meta);
+    return 0;
+}
+
+/* ---- quantization ---- */
+
+/* ---- linalg ---- */
+
 /* ---- fast.h: MLX's CPU fallbacks, which MLX's CPU build runs ---- */
 
-/* id converted to dtype (its meta m updated). */
-static uint64_t to_dtype(mc_mlxfn_exp *x, uint64_t id, mc_meta *m, mlx_dtype dtype)
+/* MLX has these primitives but no serializer for them (mlx/export.cpp), or
+ * (ConvertFP8) writes none, so it could not read them back. */
+static int ex_unreadable(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
 {
-    if (m->dtype == dtype)
-        return id;
-    m->dtype = dtype;
-    uint64_t r = mc_mlxfn_begin(x, "AsType", 1, &id);
-    mc_wb_dtype(mc_mlxfn_state(x), dtype);
-    mc_mlxfn_end(x, m);
-    return r;
-}
-
-/* name(a, b), both broadcast to out's shape. */
-static uint64_t binop(mc_mlxfn_exp *x, const char *name, uint64_t a, const mc_meta *ma, uint64_t b,
-                      const mc_meta *mb, const mc_meta *out)
-{
-    uint64_t args[2] = {a, b};
-    mc_meta m[2] = {*ma, *mb};
-    bcast_n(x, args, m, 2, out);
-    return mc_mlxfn_node1(x, name, 2, args, out);
-}
-
-/* a op v, v a scalar of a's dtype; 0 on failure (reported). */
-static uint64_t scalar_op(mc_mlxfn_exp *x, const char *name, uint64_t a, const mc_meta *m, double v)
-{
-    uint64_t k = mc_mlxfn_scalar(x, v, m->dtype);
-    if (!k)
-        return 0;
-    mc_meta m0 = meta_with(m->dtype, 0, NULL);
-    return binop(x, name, a, m, k, &m0, m);
-}
-
-/* mean over the last axis, kept; *out its meta. 0 on failure. */
-static uint64_t mean_last(mc_mlxfn_exp *x, uint64_t a, const mc_meta *m, mc_meta *out)
-{
-    *out = *m;
-    out->shape[m->ndim - 1] = 1;
-    int ax = m->ndim - 1;
-    uint64_t s = mc_mlxfn_begin(x, "Reduce", 1, &a);
-    mc_wb_i32(mc_mlxfn_state(x), 2); /* Sum */
-    mc_wb_ints(mc_mlxfn_state(x), 1, &ax);
-    mc_mlxfn_end(x, out);
-    mc_meta m0 = meta_with(m->dtype, 0, NULL);
-    return binop(x, "Multiply", s, out, inv_count(x, a, 1, &ax, m->dtype), &m0, out);
-}
-
-/* x * rsqrt(v + eps), v (..., 1) broadcast; x and v float32. */
-static uint64_t normalize(mc_mlxfn_exp *x, uint64_t xc, const mc_meta *xm, uint64_t v, const mc_meta *vm,
-                          float eps)
-{
-    uint64_t a = scalar_op(x, "Add", v, vm, eps);
-    if (!a)
-        return 0;
-    uint64_t r = mc_mlxfn_begin(x, "Sqrt", 1, &a);
-    mc_wb_bool(mc_mlxfn_state(x), true);
-    mc_mlxfn_end(x, vm);
-    return binop(x, "Multiply", xc, xm, r, vm, xm);
-}
-
-static int ex_norm(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
-{
-    float eps = ((const mc_norm_params *)n->params)->eps;
-    if (im[0].ndim == 0 || im[0].shape[im[0].ndim - 1] == 0)
-        return unsupported(x, n, "no last axis to normalise");
-    mc_meta xm = im[0], sm;
-    uint64_t xf = to_dtype(x, in[0], &xm, MLX_FLOAT32), xc = xf, v;
-    if (n->prim == MC_PRIM_LAYER_NORM) { /* x - mean(x), then its mean square */
-        uint64_t mu = mean_last(x, xf, &xm, &sm);
-        if (!mu)
-            return 1;
-        xc = binop(x, "Subtract", xf, &xm, mu, &sm, &xm);
-    }
-    uint64_t sq = mc_mlxfn_node1(x, "Square", 1, &xc, &xm);
-    if (!(v = mean_last(x, sq, &xm, &sm)) || !(v = normalize(x, xc, &xm, v, &sm, eps)))
-        return 1;
-    v = to_dtype(x, v, &xm, n->meta->dtype);
-    v = binop(x, "Multiply", v, &xm, in[1], &im[1], n->meta);
-    if (n->prim == MC_PRIM_LAYER_NORM)
-        v = binop(x, "Add", v, n->meta, in[2], &im[2], n->meta);
-    *id = v;
-    return 0;
-}
-
-static uint64_t arange_rec(mc_mlxfn_exp *x, int start, int stop)
-{
-    int len = stop - start;
-    mc_meta m = meta_with(MLX_INT32, 1, &len);
-    uint64_t r = mc_mlxfn_begin(x, "Arange", 0, NULL);
-    mc_wb *st = mc_mlxfn_state(x);
-    mc_wb_f64(st, start);
-    mc_wb_f64(st, stop);
-    mc_wb_f64(st, 1);
-    mc_mlxfn_end(x, &m);
-    return r;
-}
-
-static uint64_t axes_rec(mc_mlxfn_exp *x, const char *name, uint64_t a, int axis, const mc_meta *out)
-{
-    uint64_t r = mc_mlxfn_begin(x, name, 1, &a);
-    mc_wb_ints(mc_mlxfn_state(x), 1, &axis);
-    mc_mlxfn_end(x, out);
-    return r;
-}
-
-/* (..., d0, d1, ...) with axis split into (a, b). */
-static uint64_t unflatten_rec(mc_mlxfn_exp *x, uint64_t id, mc_meta *m, int axis, int a, int b)
-{
-    mc_meta o = *m;
-    o.ndim = m->ndim + 1;
-    o.shape[axis] = a;
-    o.shape[axis + 1] = b;
-    memcpy(o.shape + axis + 2, m->shape + axis + 1, sizeof(int) * (size_t)(m->ndim - axis - 1));
-    int s[2] = {a, b};
-    uint64_t r = mc_mlxfn_begin(x, "Unflatten", 1, &id);
-    mc_wb_i32(mc_mlxfn_state(x), axis);
-    mc_wb_ints(mc_mlxfn_state(x), 2, s);
-    mc_mlxfn_end(x, &o);
-    *m = o;
-    return r;
-}
-
-static uint64_t expand_rec(mc_mlxfn_exp *x, uint64_t id, mc_meta *m, int axis)
-{
-    mc_meta o = *m;
-    o.ndim = m->ndim + 1;
-    o.shape[axis] = 1;
-    memcpy(o.shape + axis + 1, m->shape + axis, sizeof(int) * (size_t)(m->ndim - axis));
-    *m = o;
-    return axes_rec(x, "ExpandDims", id, axis, &o);
-}
-
-/* MLX's attention fallback (mlx/fast.cpp), which its CPU build runs:
- * scores = (scale * q) @ k^T, masked (causal: key position <= query
- * position + Lk - Lq), softmax (precise), @ v; grouped heads as groups of
- * the key/value heads. */
-static int ex_sdpa(mc_mlxfn_exp *x, node_t *n, const uint64_t *in, const mc_meta *im, uint64_t *id)
-{
-    const mc_sdpa_params *p = n->params;
-    if (p->has_sinks)
-        return unsupported(x, n, "attention sinks are not written yet");
-    mc_meta q = im[0], k = im[1], v = im[2];
-    mlx_dtype dt = q.dtype;
-    int hq = q.shape[1], hkv = k.shape[1], rep = hq / hkv;
-    uint64_t sc = mc_mlxfn_scalar(x, p->scale, dt);
-    if (!sc)
-        return 1;
-    mc_meta m0 = meta_with(dt, 0, NULL);
-    uint64_t iq = binop(x, "Multiply", sc, &m0, in[0], &q, &q), ik = in[1], iv = in[2];
-    if (rep > 1) {
-        iq = unflatten_rec(x, iq, &q, 1, hkv, rep);
-        ik = expand_rec(x, ik, &k, 2);
-        iv = expand_rec(x, iv, &v, 2);
-    }
-    int perm[MC_MAX_NDIM];
-    for (int i = 0; i < k.ndim; i++)
-        perm[i] = i;
-    perm[k.ndim - 2] = k.ndim - 1;
-    perm[k.ndim - 1] = k.ndim - 2;
-    mc_meta kt = k;
-    kt.shape[k.ndim - 2] = k.shape[k.ndim - 1];
-    kt.shape[k.ndim - 1] = k.shape[k.ndim - 2];
-    uint64_t ikt = mc_mlxfn_begin(x, "Transpose", 1, &ik);
-    mc_wb_ints(mc_mlxfn_state(x), k.ndim, perm);
-    mc_mlxfn_end(x, &kt);
-    mc_meta sm;
-    uint64_t s = matmul_rec(x, iq, q, ikt, kt, NULL, NULL, NULL, dt, NULL, &sm);
-    if (p->causal || p->has_mask) {
-        uint64_t mask;
-        mc_meta mm;
-        if (p->causal) {
-            int kl = k.shape[k.ndim - 2], ql = q.shape[q.ndim - 2], off = kl - ql;
-            int s1[2] = {ql, 1}, s2[2] = {1, kl}, s3[2] = {ql, kl};
-            mc_meta e1 = meta_with(MLX_INT32, 2, s1), e2 = meta_with(MLX_INT32, 2, s2);
-            uint64_t qi = axes_rec(x, "ExpandDims", arange_rec(x, off, ql + off), 1, &e1);
-            uint64_t ki = axes_rec(x, "ExpandDims", arange_rec(x, 0, kl), 0, &e2);
-            mm = meta_with(MLX_BOOL, 2, s3);
-            mask = binop(x, "GreaterEqual", qi, &e1, ki, &e2, &mm);
-        } else {
-            mask = in[3];
-            mm = im[3];
-            if (rep > 1 && mm.ndim >= 3) {
-                int ax = mm.ndim - 3;
-                mask =
-                    mm.shape[ax] == 1 ? expand_rec(x, mask, &mm, ax) : unflatten_rec(x, mask, &mm, ax, hkv, rep);
-            }
-        }
-        if (mm.dtype == MLX_BOOL) {
-            double lowest = dt == MLX_FLOAT16    ? -65504.0
-                            : dt == MLX_BFLOAT16 ? -3.38953138925153547e38
-                            : dt == MLX_FLOAT64  ? -1.7976931348623157e308
-                                                 : -3.40282346638528859e38;
-            uint64_t low = mc_mlxfn_scalar(x, lowest, dt);
-            if (!low)
-                return 1;
-            uint64_t args[3] = {mask, s, low};
-            mc_meta ms[3] = {mm, sm, m0};
-            bcast_n(x, args, ms, 3, &sm);
-            s = mc_mlxfn_node1(x, "Select", 3, args, &sm);
-        } else {
-            s = binop(x, "Add", s, &sm, mask, &mm, &sm);
-        }
-    }
-    uint64_t sw = mc_mlxfn_begin(x, "Softmax", 1, &s);
-    mc_wb_bool(mc_mlxfn_state(x), true);
-    mc_mlxfn_end(x, &sm);
-    mc_meta om;
-    uint64_t o = matmul_rec(x, sw, sm, iv, v, NULL, NULL, NULL, dt, NULL, &om);
-    if (rep > 1) {
-        uint64_t f = mc_mlxfn_begin(x, "Flatten", 1, &o);
-        mc_wb_i32(mc_mlxfn_state(x), 1);
-        mc_wb_i32(mc_mlxfn_state(x), 2);
-        mc_mlxfn_end(x, n->meta);
-        o = f;
-    }
-    *id = o;
-    return 0;
+    (void)in, (void)im, (void)id;
+    return mc_xp_unsupported(x, n, "MLX 0.31 cannot read it from a file");
 }
 
 mc_mlxfn_export_fn mc_mlxfn_exporter(int prim)
@@ -942,10 +889,32 @@ mc_mlxfn_export_fn mc_mlxfn_exporter(int prim)
     case MC_PRIM_MATMUL:
     case MC_PRIM_ADDMM: return ex_matmul;
     case MC_PRIM_CONVOLUTION: return ex_convolution;
-    case MC_PRIM_QUANTIZED_MATMUL: return ex_quantized_matmul;
+    case MC_PRIM_QUANTIZED_MATMUL: return mc_xp_quantized_matmul;
     case MC_PRIM_RMS_NORM:
-    case MC_PRIM_LAYER_NORM: return ex_norm;
-    case MC_PRIM_SDPA: return ex_sdpa;
+    case MC_PRIM_LAYER_NORM: return mc_xp_norm;
+    case MC_PRIM_GATHER_MM: return ex_gather_mm;
+    case MC_PRIM_BLOCK_MASKED_MM: return ex_block_masked_mm;
+    case MC_PRIM_HADAMARD: return ex_hadamard;
+    case MC_PRIM_RANDOM_BITS: return mc_xp_random_bits;
+    case MC_PRIM_RANDOM_DIST: return mc_xp_random_dist;
+    case MC_PRIM_RANDOM_PERMUTATION: return mc_xp_random_permutation;
+    case MC_PRIM_DIAGONAL: return ex_diagonal;
+    case MC_PRIM_QUANTIZE: return mc_xp_quantize;
+    case MC_PRIM_DEQUANTIZE: return mc_xp_dequantize;
+    case MC_PRIM_DEPENDS: return ex_plain;
+    case MC_PRIM_INVERSE:
+    case MC_PRIM_CHOLESKY:
+    case MC_PRIM_QRF:
+    case MC_PRIM_SVD:
+    case MC_PRIM_EIG:
+    case MC_PRIM_EIGH: return mc_xp_linalg;
+    case MC_PRIM_LUF:
+    case MC_PRIM_SOLVE:
+    case MC_PRIM_SEGMENTED_MM:
+    case MC_PRIM_QQMATMUL:
+    case MC_PRIM_CONVERT_FP8: return ex_unreadable;
+    case MC_PRIM_ROPE: return mc_xp_rope;
+    case MC_PRIM_SDPA: return mc_xp_sdpa;
     default: return NULL;
     }
 }

@@ -50,11 +50,26 @@ mc_mlxfn_export_fn mc_mlxfn_exporter(int prim);
 uint64_t mc_mlxfn_begin(mc_mlxfn_exp *x, const char *name, int n_in, const uint64_t *in_ids);
 mc_wb *mc_mlxfn_state(mc_mlxfn_exp *x);
 void mc_mlxfn_end(mc_mlxfn_exp *x, const mc_meta *out);
+/* Ends the record begun as id with n outputs (metas out): their ids in
+ * ids[0..n), ids[0] = id. */
+void mc_mlxfn_end_multi(mc_mlxfn_exp *x, uint64_t id, int n, const mc_meta *out, uint64_t *ids);
+/* Where one MLX record of several outputs stands for several nodes of
+ * ours (one per output), the first writes it and remembers its output ids
+ * under a key of at most 32 bytes; the others find them. get: true and
+ * ids filled if key was put in this trace. */
+bool mc_mlxfn_memo_get(mc_mlxfn_exp *x, const void *key, size_t n, uint64_t ids[4]);
+void mc_mlxfn_memo_put(mc_mlxfn_exp *x, const void *key, size_t n, const uint64_t ids[4]);
 /* A node with no state in one call. */
 uint64_t mc_mlxfn_node1(mc_mlxfn_exp *x, const char *name, int n_in, const uint64_t *in_ids, const mc_meta *out);
 /* A constant record of a 0-d array of dtype holding v (as astype converts
  * a float64). Its id, or 0 with an error reported. */
 uint64_t mc_mlxfn_scalar(mc_mlxfn_exp *x, double v, mlx_dtype dtype);
+/* A constant record of the n values v as a 1-d array of dtype. Its id,
+ * or 0 with an error reported. */
+uint64_t mc_mlxfn_floats(mc_mlxfn_exp *x, const float *v, int n, mlx_dtype dtype);
+/* A constant record of a 0-d integer array of dtype with every bit set.
+ * Its id, or 0 with an error reported. */
+uint64_t mc_mlxfn_all_ones(mc_mlxfn_exp *x, mlx_dtype dtype);
 /* The function name for messages. */
 const char *mc_mlxfn_fn(const mc_mlxfn_exp *x);
 /* True if the file is written shapeless. */

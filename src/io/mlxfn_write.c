@@ -18,11 +18,24 @@
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 
+/* A record of several outputs written in this trace, found again by its
+ * key (mc_mlxfn_memo_get). A few suffice: they serve one node's siblings,
+ * written next to each other. */
+#define MEMO_SLOTS 8
+#define MEMO_KEY 32
+typedef struct memo_entry {
+    unsigned char key[MEMO_KEY];
+    size_t n;
+    uint64_t ids[4];
+} memo_entry;
+
 struct mc_mlxfn_exp {
     mc_mlxfn_writer *w;
     mc_wb tape;
     uint64_t n_records;
     const char *fn;
+    memo_entry memo[MEMO_SLOTS];
+    int memo_next; /* the slot the next entry replaces */
 };
 
 static void write_header(mc_wb *b, int count, bool shapeless)
@@ -99,6 +112,49 @@ void mc_mlxfn_end(mc_mlxfn_exp *x, const mc_meta *out)
     x->n_records++;
 }
 
+void mc_mlxfn_end_multi(mc_mlxfn_exp *x, uint64_t id, int n, const mc_meta *out, uint64_t *ids)
+{
+    mc_wb *b = &x->tape;
+    /* the record's own id names its first output: MLX puts the record on
+     * its tape under that id, and maps every id to its output */
+    ids[0] = id;
+    for (int i = 1; i < n; i++)
+        ids[i] = x->w->next_id++;
+    mc_wb_u64(b, (uint64_t)(n - 1));
+    mc_wb_u64(b, (uint64_t)n);
+    for (int i = 0; i < n; i++)
+        mc_wb_u64(b, ids[i]);
+    mc_wb_u64(b, (uint64_t)n);
+    for (int i = 0; i < n; i++)
+        mc_wb_ints(b, out[i].ndim, out[i].shape);
+    mc_wb_u64(b, (uint64_t)n);
+    for (int i = 0; i < n; i++)
+        mc_wb_dtype(b, out[i].dtype);
+    x->n_records++;
+}
+
+bool mc_mlxfn_memo_get(mc_mlxfn_exp *x, const void *key, size_t n, uint64_t ids[4])
+{
+    for (int i = 0; i < MEMO_SLOTS && n <= MEMO_KEY; i++) {
+        if (x->memo[i].n == n && !memcmp(x->memo[i].key, key, n)) {
+            memcpy(ids, x->memo[i].ids, sizeof x->memo[i].ids);
+            return true;
+        }
+    }
+    return false;
+}
+
+void mc_mlxfn_memo_put(mc_mlxfn_exp *x, const void *key, size_t n, const uint64_t ids[4])
+{
+    if (n > MEMO_KEY)
+        return;
+    memo_entry *e = &x->memo[x->memo_next];
+    x->memo_next = (x->memo_next + 1) % MEMO_SLOTS;
+    memcpy(e->key, key, n);
+    e->n = n;
+    memcpy(e->ids, ids, sizeof e->ids);
+}
+
 uint64_t mc_mlxfn_node1(mc_mlxfn_exp *x, const char *name, int n_in, const uint64_t *in_ids, const mc_meta *out)
 {
     uint64_t id = mc_mlxfn_begin(x, name, n_in, in_ids);
@@ -141,6 +197,28 @@ uint64_t mc_mlxfn_scalar(mc_mlxfn_exp *x, double v, mlx_dtype dtype)
     int rc = !a || mc_eval(&a, 1, x->fn) || const_data(x, id, a);
     mc_array_release(a);
     mc_array_release(d);
+    return rc ? 0 : id;
+}
+
+uint64_t mc_mlxfn_floats(mc_mlxfn_exp *x, const float *v, int n, mlx_dtype dtype)
+{
+    mc_array *d = mc_array_from_data(x->fn, v, 1, &n, MLX_FLOAT32);
+    mc_astype_params p = {dtype};
+    mc_array *a = d ? mc_node_new(x->fn, MC_PRIM_ASTYPE, &d, 1, &p, sizeof p) : NULL;
+    uint64_t id = x->w->next_id++;
+    int rc = !a || mc_eval(&a, 1, x->fn) || const_data(x, id, a);
+    mc_array_release(a);
+    mc_array_release(d);
+    return rc ? 0 : id;
+}
+
+uint64_t mc_mlxfn_all_ones(mc_mlxfn_exp *x, mlx_dtype dtype)
+{
+    uint64_t bits = ~(uint64_t)0; /* every byte 0xff, whatever the dtype's size */
+    mc_array *a = mc_array_scalar(x->fn, dtype, &bits);
+    uint64_t id = x->w->next_id++;
+    int rc = !a || const_data(x, id, a);
+    mc_array_release(a);
     return rc ? 0 : id;
 }
 
