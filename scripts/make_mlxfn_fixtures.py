@@ -54,10 +54,18 @@ def save_calls(name, fun, calls):
     mx.save_safetensors(os.path.join(OUT, name + ".safetensors"), arrays, meta)
 
 
+COVERED = set()  # every primitive name the fixtures hold
+
+
 def export(name, fun, args, kwargs=None, shapeless=False, more_calls=()):
     kwargs = kwargs or {}
     mx.export_function(os.path.join(OUT, name + ".mlxfn"), fun, *args, shapeless=shapeless, **kwargs)
     save_calls(name, fun, [(args, kwargs)] + list(more_calls))
+    names = set()
+    mx.export_function(lambda d: d.get("type") == "primitive" and names.add(d["name"]), fun, *args,
+                       shapeless=shapeless, **kwargs)
+    COVERED.update(names)
+    print(f"{name}: {' '.join(sorted(names))}", file=sys.stderr)
 
 
 # ---- elementwise ----
@@ -165,6 +173,104 @@ def fast(x, q, k, v):
             mx.fast.scaled_dot_product_attention(q, k, v, scale=0.35, mask="causal")]
 
 
+# ---- linear algebra: MLX writes each factorization's outputs ----
+
+def linalg(a, spd):
+    q, r = mx.linalg.qr(a)
+    u, sv, vt = mx.linalg.svd(a)
+    w, v = mx.linalg.eig(a)
+    wh, vh = mx.linalg.eigh(spd)
+    return [mx.linalg.inv(a), mx.linalg.tri_inv(a, upper=True), mx.linalg.tri_inv(a, upper=False),
+            mx.linalg.cholesky(spd), mx.linalg.cholesky(spd, upper=True), q, r, u, sv, vt,
+            mx.linalg.svd(a, compute_uv=False), w, v, mx.linalg.eigvals(a), wh, vh,
+            mx.linalg.eigvalsh(spd, UPLO="U")]
+
+
+def linalg_wide(a):
+    q, r = mx.linalg.qr(a)
+    u, sv, vt = mx.linalg.svd(a)
+    return [q, r, u, sv, vt]
+
+
+# ---- several outputs, dynamic slices, masks, dependencies ----
+
+def divmod_fun(x, y, i, j):
+    return list(mx.divmod(x, y)) + list(mx.divmod(i, j))
+
+
+def dynamic(x, start, upd):
+    y = mx.slice_update(x, upd, start, axes=(1,))
+    return [mx.slice(x, start, axes=(1,), slice_size=(3, 2)), y,
+            mx.slice(x, mx.concatenate([start, start]), axes=(0, 1), slice_size=(2, 2))]
+
+
+def masked(x, m, v):
+    y = mx.array(x)
+    y[m] = v
+    z = mx.array(x)
+    z[x > 0] = 0.5
+    return [y, z]
+
+
+def depends(x, y):
+    a, b = mx.depends([x * 2, y + 1], [x - y])
+    return [a, b]
+
+
+def hadamard(x, y, z):
+    return [mx.hadamard_transform(x), mx.hadamard_transform(y, scale=0.5),
+            mx.hadamard_transform(z.astype(mx.float16))]
+
+
+def random_fun(key):
+    k1, k2 = mx.random.split(key)
+    return [mx.random.split(key, 3), mx.random.uniform(shape=(3, 5), key=k1), mx.random.randint(-5, 9, (7,), key=k2),
+            mx.random.uniform(shape=(4,), dtype=mx.float16, key=k2), mx.random.normal((2, 3), key=k1)]
+
+
+# ---- products by index and mask, quantized products in every mode ----
+
+def gather_mm(a, b, li, ri):
+    return [mx.gather_mm(a, b, li, ri), mx.gather_mm(a, b, None, ri[:3])]
+
+
+def block_mm(a, b, mo, ml, mr):
+    return [mx.block_masked_mm(a, b, 32, mask_out=mo), mx.block_masked_mm(a, b, 32, mask_lhs=ml, mask_rhs=mr),
+            mx.block_masked_mm(a, b, 32, mo, ml.astype(mx.float32) * 0.5, mr)]
+
+
+# its own key: the constants above keep their values
+QW3 = mx.random.normal((3, 8, 64), key=mx.random.key(5))
+QQ = {m: mx.quantize(QW3, mode=m) for m in ("mxfp4", "mxfp8", "nvfp4")}
+QQ["affine"] = mx.quantize(QW3, group_size=32, bits=4)
+mx.eval(QQ)
+
+
+def qmm_modes(x, xb):
+    outs = []
+    for m in ("mxfp4", "mxfp8", "nvfp4"):
+        w, sc = QQ[m]
+        outs.append(mx.quantized_matmul(x, w[0], sc[0], None, transpose=True, mode=m))
+    w, sc, bi = QQ["affine"]
+    outs.append(mx.gather_qmm(xb, w, sc, bi, rhs_indices=mx.array([2, 0]), transpose=True, group_size=32, bits=4))
+    for m in ("mxfp4", "mxfp8", "nvfp4"):
+        w, sc = QQ[m]
+        outs.append(mx.gather_qmm(xb, w, sc, None, lhs_indices=mx.array([1, 1, 0]), rhs_indices=mx.array([0, 2, 1]),
+                                  transpose=True, mode=m))
+    return outs
+
+
+def quantize_fun(w):
+    return list(mx.quantize(w, group_size=32, bits=4)) + list(mx.quantize(w, group_size=64, bits=8))
+
+
+# ---- the rest of what MLX writes from these ops ----
+
+def others(x, c, i):
+    return [mx.argpartition(x, 1, axis=1), i * 2, mx.conj(c), mx.real(c), mx.imag(c), x.view(mx.int32),
+            mx.stop_gradient(x), mx.log2(mx.abs(x) + 1), mx.log10(mx.abs(x) + 1), mx.rsqrt(mx.abs(x) + 1)]
+
+
 def main():
     os.makedirs(OUT, exist_ok=True)
     x, y = rnd(3, 4), rnd(3, 4)
@@ -212,12 +318,57 @@ def main():
             ex(*args, **kwargs)
     save_calls("multi", multi, calls)
 
-    # a primitive mlx-cpu does not import: DivMod
-    def divmod_fun(x, y):
+    a = rnd(4, 4)
+    spd = a @ a.T + 4 * mx.eye(4)
+    export("linalg", linalg, [a, spd])
+    export("linalg_wide", linalg_wide, [rnd(2, 3, 5)])
+    export("divmod", divmod_fun, [x, mx.abs(y) + 0.5, mx.array([7, -7, 9, -9, 0], dtype=mx.int32),
+                                  mx.array([2, 2, -4, -4, 3], dtype=mx.int32)])
+    export("dynamic", dynamic, [rnd(4, 5), mx.array([2], dtype=mx.int32), rnd(4, 2)])
+    export("masked", masked, [rnd(3, 4), mx.array([True, False, True]), rnd(2, 4)])
+    export("depends", depends, [x, y])
+    export("hadamard", hadamard, [rnd(2, 8), rnd(3, 12), rnd(2, 20)])
+    export("random", random_fun, [mx.random.key(11)])
+    export("gather_mm", gather_mm, [rnd(3, 2, 4), rnd(3, 4, 5), mx.array([2, 0, 1, 2], dtype=mx.uint32),
+                                    mx.array([0, 0, 2, 1], dtype=mx.uint32)])
+    bm = mx.array([[True, False], [False, True]])
+    export("block_mm", block_mm, [rnd(40, 36), rnd(36, 50), bm, bm, bm])
+    export("qmm_modes", qmm_modes, [rnd(2, 64), rnd(2, 2, 64)])
+    export("quantize", quantize_fun, [rnd(3, 128)])
+
+    export("others", others, [rnd(3, 4), (rnd(2, 3) + 1j * rnd(2, 3)).astype(mx.complex64),
+                              mx.array([3, -4, 0], dtype=mx.int32)])
+
+    # a shapeless mean: MLX writes NumberOfElements
+    def shapeless_mean(x):
+        return [mx.mean(x, axis=-1), mx.var(x, axis=0)]
+
+    export("shapeless_mean", shapeless_mean, [rnd(2, 3)], shapeless=True, more_calls=[([rnd(4, 5)], {})])
+
+    # a shapeless matmul of batches that broadcast: MLX writes BroadcastAxes
+    def bcast_mm(a, b):
+        return [a @ b]
+
+    export("broadcast_axes", bcast_mm, [rnd(2, 3, 4), rnd(1, 4, 5)], shapeless=True,
+           more_calls=[([rnd(3, 2, 4), rnd(1, 4, 3)], {}), ([rnd(1, 5, 2), rnd(4, 2, 2)], {})])
+
+    # a primitive mlx-cpu does not import: MLX writes RMSNormVJP only from a
+    # GPU trace, so a DivMod record of a real file is renamed to it (the
+    # importer stops at the name, before the state)
+    def divmod_only(x, y):
         return list(mx.divmod(x, y))
 
-    mx.export_function(os.path.join(OUT, "unsupported.mlxfn"), divmod_fun, x, mx.abs(y) + 1)
+    path = os.path.join(OUT, "unsupported.mlxfn")
+    mx.export_function(path, divmod_only, x, mx.abs(y) + 1)
+    with open(path, "rb") as f:
+        data = f.read()
+    old = len("DivMod").to_bytes(8, "little") + b"DivMod"
+    assert data.count(old) == 1
+    data = data.replace(old, len("RMSNormVJP").to_bytes(8, "little") + b"RMSNormVJP")
+    with open(path, "wb") as f:
+        f.write(data)
 
+    print(f"primitives covered ({len(COVERED)}): {' '.join(sorted(COVERED))}", file=sys.stderr)
     total = sum(os.path.getsize(os.path.join(OUT, f)) for f in os.listdir(OUT))
     print(f"wrote {len(os.listdir(OUT))} files, {total} bytes, to {OUT}", file=sys.stderr)
 

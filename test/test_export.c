@@ -219,12 +219,72 @@ static void test_mlx_exporter_file_with_several_traces_imports(void **s)
     check_fixture("multi");
 }
 
+static void test_mlx_factorizations_import_with_every_output(void **s)
+{
+    (void)s;
+    check_fixture("linalg");
+    check_fixture("linalg_wide");
+}
+
+static void test_mlx_divmod_depends_and_masked_scatter_import(void **s)
+{
+    (void)s;
+    check_fixture("divmod");
+    check_fixture("depends");
+    check_fixture("masked");
+}
+
+static void test_mlx_dynamic_slices_import_with_mlx_values(void **s)
+{
+    (void)s;
+    check_fixture("dynamic");
+}
+
+static void test_mlx_random_bits_import_with_mlx_bits(void **s)
+{
+    (void)s;
+    check_fixture("random");
+}
+
+static void test_mlx_hadamard_imports_with_mlx_values(void **s)
+{
+    (void)s;
+    check_fixture("hadamard");
+}
+
+static void test_mlx_gather_and_block_masked_products_import(void **s)
+{
+    (void)s;
+    check_fixture("gather_mm");
+    check_fixture("block_mm");
+}
+
+static void test_mlx_quantized_products_import_in_every_mode(void **s)
+{
+    (void)s;
+    check_fixture("qmm_modes");
+    check_fixture("quantize");
+}
+
+static void test_mlx_shapeless_broadcast_axes_runs_at_other_shapes(void **s)
+{
+    (void)s;
+    check_fixture("broadcast_axes");
+    check_fixture("shapeless_mean");
+}
+
+static void test_mlx_partitions_complex_parts_and_views_import(void **s)
+{
+    (void)s;
+    check_fixture("others");
+}
+
 static void test_unsupported_primitive_fails_with_its_name(void **s)
 {
     (void)s;
     mlx_imported_function f = mlx_imported_function_new(FIXTURE("unsupported.mlxfn"));
     assert_null(f.ctx);
-    assert_true(tu_last_error_has("unsupported primitive 'DivMod'"));
+    assert_true(tu_last_error_has("unsupported primitive 'RMSNormVJP'"));
     tu_expect_error("[import_function]");
 }
 
@@ -1026,6 +1086,78 @@ static void put_node(fbuf *f, uint64_t id, uint64_t in_id, const char *name)
     put_f32_meta(f);
 }
 
+/* As put_node, with the primitive's state (n bytes) after its name. */
+static void put_node_state(fbuf *f, uint64_t id, const char *name, const void *state, size_t n)
+{
+    put_u64(f, id);
+    put_u8(f, 1);
+    put_u64(f, 1);
+    put_u64(f, 1); /* reads the input */
+    put_i32(f, 0);
+    put_i32(f, 0);
+    put_i32(f, 0);
+    put_str(f, name);
+    put(f, state, n);
+    put_u64(f, 0);
+    put_f32_meta(f);
+}
+
+/* One state of a primitive the importer must refuse, and what it says. */
+typedef struct bad_state {
+    const char *name;
+    uint8_t state[40];
+    size_t n;
+    const char *needle;
+} bad_state;
+
+#define U64(v) (v), 0, 0, 0, 0, 0, 0, 0
+#define I32(v) \
+    (uint8_t)(v), (uint8_t)((uint32_t)(v) >> 8), (uint8_t)((uint32_t)(v) >> 16), (uint8_t)((uint32_t)(v) >> 24)
+
+static void test_hostile_states_of_the_new_primitives_fail_clearly(void **s)
+{
+    (void)s;
+    static const bad_state cases[] = {
+        {"RandomBits", {U64(1), I32(3), I32(3)}, 16, "RandomBits of width 3"},
+        {"RandomBits", {U64(1), I32(2), I32(4)}, 16, "Expected key type uint32"},
+        {"Eigh", {U64(1), 'X', 1}, 10, "uplo is not L or U"},
+        {"Eigh", {U64(200), 'L'}, 9, "Eigh's uplo"},
+        {"Inverse", {0, 0}, 2, "at least 2 dimensions"},
+        {"SVD", {1}, 1, "SVD has 3 outputs here, the record declares 1"},
+        {"Quantize", {I32(32), I32(0), I32(0), 0}, 13, "group size 32 and 0 bits"},
+        {"Quantize", {I32(32), I32(4), I32(9), 0}, 13, "unknown quantization mode 9"},
+        {"GatherQMM", {I32(64), I32(4), I32(0), 1, 0, 0}, 15, "takes 6 to 6 inputs"},
+        {"QuantizedMatmul", {I32(64), I32(0), I32(0), 1}, 13, "takes 4 to 4 inputs"},
+        {"BroadcastAxes", {U64(1), I32(0)}, 12, "ignores axis 0 of a 1-d input"},
+        {"BlockMaskedMM", {I32(16)}, 4, "block size 16"},
+        {"DynamicSlice", {U64(1), I32(0), U64(1), I32(2)}, 20, "takes 2 to 2 inputs"},
+        {"DivMod", {0}, 0, "takes 2 to 2 inputs"},
+        {"MaskedScatter", {0}, 0, "takes 3 to 3 inputs"},
+    };
+    fbuf f;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        begin_file(&f, 1, 2, 1);
+        put_node_state(&f, 2, cases[i].name, cases[i].state, cases[i].n);
+        expect_bad(f.b, f.n, cases[i].needle);
+    }
+    /* the same records with good states import */
+    static const bad_state good[] = {
+        {"Hadamard", {0, 0, 0, 0x3f}, 4, NULL}, /* scale 0.5 */
+        {"Depends", {0}, 0, NULL},
+    };
+    char path[600];
+    out_path(path, sizeof path, "good", ".mlxfn");
+    for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+        begin_file(&f, 1, 2, 1);
+        put_node_state(&f, 2, good[i].name, good[i].state, good[i].n);
+        write_all(path, f.b, f.n);
+        mlx_imported_function g = mlx_imported_function_new(path);
+        if (!g.ctx)
+            fail_msg("%s: %s", good[i].name, tu_last_error());
+        mlx_imported_function_free(g);
+    }
+}
+
 static void test_hand_made_files_import_and_bad_ones_fail_clearly(void **s)
 {
     (void)s;
@@ -1063,8 +1195,8 @@ static void test_hand_made_files_import_and_bad_ones_fail_clearly(void **s)
     expect_bad(f.b, f.n, "defined twice");
     /* a primitive we do not read */
     begin_file(&f, 1, 2, 1);
-    put_node(&f, 2, 1, "Hadamard");
-    expect_bad(f.b, f.n, "unsupported primitive 'Hadamard'");
+    put_node(&f, 2, 1, "LayerNormVJP");
+    expect_bad(f.b, f.n, "unsupported primitive 'LayerNormVJP'");
     /* a declared output that is not what the primitive gives */
     begin_file(&f, 1, 2, 1);
     put_node(&f, 2, 1, "Exp");
@@ -1127,6 +1259,19 @@ static int alloc_step(int op)
 {
     /* Once an allocation fails every later one does too: the step stops at
      * the first failure, so that exactly one message is expected. */
+    if (op == 2) { /* the importers that build several nodes per record */
+        static const char *const names[] = {"linalg",    "divmod",   "dynamic", "masked",   "depends",
+                                            "qmm_modes", "quantize", "random",  "block_mm", "broadcast_axes"};
+        for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+            char fn_path[512];
+            snprintf(fn_path, sizeof fn_path, FIXTURE("%s.mlxfn"), names[i]);
+            mlx_imported_function f = mlx_imported_function_new(fn_path);
+            if (!f.ctx)
+                return 1;
+            mlx_imported_function_free(f);
+        }
+        return 0;
+    }
     if (op == 0) {
         mlx_imported_function f = mlx_imported_function_new(FIXTURE("mlp.mlxfn"));
         if (!f.ctx)
@@ -1165,7 +1310,7 @@ static void test_allocation_failures_report_once_and_leak_nothing(void **state)
 #ifndef MC_FAULT_INJECTION
     skip();
 #else
-    for (int op = 0; op < 2; op++) {
+    for (int op = 0; op < 3; op++) {
         for (long n = 0;; n++) {
             mc_fault_fail_after(n);
             int rc = alloc_step(op);
@@ -1222,6 +1367,15 @@ int main(void)
         cmocka_unit_test_teardown(test_mlx_shapeless_export_runs_at_other_shapes, tu_test_teardown),
         cmocka_unit_test_teardown(test_mlx_keyword_arguments_import, tu_test_teardown),
         cmocka_unit_test_teardown(test_mlx_exporter_file_with_several_traces_imports, tu_test_teardown),
+        cmocka_unit_test_teardown(test_mlx_factorizations_import_with_every_output, tu_test_teardown),
+        cmocka_unit_test_teardown(test_mlx_divmod_depends_and_masked_scatter_import, tu_test_teardown),
+        cmocka_unit_test_teardown(test_mlx_dynamic_slices_import_with_mlx_values, tu_test_teardown),
+        cmocka_unit_test_teardown(test_mlx_random_bits_import_with_mlx_bits, tu_test_teardown),
+        cmocka_unit_test_teardown(test_mlx_hadamard_imports_with_mlx_values, tu_test_teardown),
+        cmocka_unit_test_teardown(test_mlx_gather_and_block_masked_products_import, tu_test_teardown),
+        cmocka_unit_test_teardown(test_mlx_quantized_products_import_in_every_mode, tu_test_teardown),
+        cmocka_unit_test_teardown(test_mlx_shapeless_broadcast_axes_runs_at_other_shapes, tu_test_teardown),
+        cmocka_unit_test_teardown(test_mlx_partitions_complex_parts_and_views_import, tu_test_teardown),
         cmocka_unit_test_teardown(test_unsupported_primitive_fails_with_its_name, tu_test_teardown),
         cmocka_unit_test_teardown(test_call_matching_no_trace_fails_naming_the_inputs, tu_test_teardown),
         cmocka_unit_test_teardown(test_exported_elementwise_function_imports_with_its_values, tu_test_teardown),
@@ -1238,6 +1392,7 @@ int main(void)
         cmocka_unit_test_teardown(test_empty_handles_and_missing_files_fail_with_one_message, tu_test_teardown),
         cmocka_unit_test_teardown(test_every_truncation_of_a_file_fails_with_one_message, tu_test_teardown),
         cmocka_unit_test_teardown(test_hand_made_files_import_and_bad_ones_fail_clearly, tu_test_teardown),
+        cmocka_unit_test_teardown(test_hostile_states_of_the_new_primitives_fail_clearly, tu_test_teardown),
         cmocka_unit_test_teardown(test_allocation_failures_report_once_and_leak_nothing, tu_test_teardown),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

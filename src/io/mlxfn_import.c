@@ -18,7 +18,9 @@
 #include "graph/prims_index.h"
 #include "graph/prims_matmul.h"
 #include "graph/prims_misc.h"
+#include "graph/prims_mm_ext.h"
 #include "graph/prims_quant.h"
+#include "graph/prims_random.h"
 #include "graph/prims_reduce.h"
 #include "graph/prims_scan.h"
 #include "graph/prims_scatter.h"
@@ -26,6 +28,7 @@
 #include "graph/prims_sort.h"
 #include "graph/prims_unary.h"
 #include "graph/prims_view.h"
+#include "io/mlxfn_import_multi.h"
 #include "io/mlxfn_prims.h"
 #include "runtime/error.h"
 #include "simd/reduce.h"
@@ -39,6 +42,8 @@ static int need_in(mc_mlxfn_imp *c, int lo, int hi)
                           c->n_in);
     return 0;
 }
+
+int mc_mlxfn_imp_need_in(mc_mlxfn_imp *c, int lo, int hi) { return need_in(c, lo, hi); }
 
 /* Reads the outputs and checks there is one. */
 static int one_out(mc_mlxfn_imp *c)
@@ -792,7 +797,9 @@ static int imp_quantized_matmul(mc_mlxfn_imp *c)
     if (mode < MC_QMODE_AFFINE || mode > MC_QMODE_NVFP4)
         return mc_rd_fail(c->rd, "QuantizedMatmul in unknown mode %d", (int)mode);
     int n_in = mode == MC_QMODE_AFFINE ? 4 : 3;
-    if (need_in(c, n_in, n_in) || one_out(c))
+    if (need_in(c, n_in, n_in) || one_out(c) ||
+        mc_mlxfn_qmm_check(c, c->in[0], c->in[1], c->in[2], n_in == 4 ? c->in[3] : NULL, gs, bits, mode, transpose,
+                           false))
         return 1;
     c->res[0] = mc_node_quantized_matmul(c->in[0], c->in[1], c->in[2], n_in == 4 ? c->in[3] : NULL, gs, bits,
                                          (mc_qmode)mode, transpose, c->rd->fn);
@@ -846,6 +853,86 @@ static int imp_sdpa(mc_mlxfn_imp *c)
                                  "attention output only");
     mc_sdpa_params p = {.scale = scale, .causal = causal, .has_mask = c->n_in - 3 - sinks, .has_sinks = sinks};
     return node(c, MC_PRIM_SDPA, &p, sizeof p);
+}
+
+/* ---- products by index and mask, Hadamard, random bits ---- */
+
+/* MLX's inputs: a, b and both indices, already uint32 of one shape. */
+static int imp_gather_mm(mc_mlxfn_imp *c)
+{
+    bool ls, rs;
+    if (mc_rd_bool(c->rd, &ls, "GatherMM's left_sorted") || mc_rd_bool(c->rd, &rs, "GatherMM's right_sorted") ||
+        need_in(c, 4, 4))
+        return 1;
+    mc_gather_mm_params p;
+    memset(&p, 0, sizeof p);
+    p.left_sorted = ls;
+    p.right_sorted = rs;
+    return node(c, MC_PRIM_GATHER_MM, &p, sizeof p);
+}
+
+/* MLX's inputs: a, b, then the out mask if any, then both operand masks if
+ * any; MLX has broadcast them all to one batch shape. */
+static int imp_block_masked_mm(mc_mlxfn_imp *c)
+{
+    int32_t bs;
+    if (mc_rd_i32(c->rd, &bs, "BlockMaskedMM's block size"))
+        return 1;
+    if (bs != 32 && bs != 64)
+        return mc_rd_fail(c->rd, "Bad file: BlockMaskedMM with block size %d (MLX's are 32 and 64)", (int)bs);
+    if (need_in(c, 3, 5))
+        return 1;
+    mc_block_mm_params p = {bs};
+    return node(c, MC_PRIM_BLOCK_MASKED_MM, &p, sizeof p);
+}
+
+/* MLX's Hadamard transforms the last axis of a floating array, of length
+ * m * 2^k with m one of 1, 12, 20, 28; ours runs on float32. */
+static int imp_hadamard(mc_mlxfn_imp *c)
+{
+    float scale;
+    if (mc_rd_f32(c->rd, &scale, "Hadamard's scale") || need_in(c, 1, 1) || one_out(c))
+        return 1;
+    mc_array *x = c->in[0];
+    int len = x->ndim ? x->shape[x->ndim - 1] : 1, m = 1;
+    static const int odd[] = {12, 20, 28};
+    for (int i = 0; i < 3 && (len & (len - 1)); i++)
+        if (len % odd[i] == 0 && !((len / odd[i]) & (len / odd[i] - 1)))
+            m = odd[i];
+    int n = len / m;
+    if (!mc_dtype_is_float(x->dtype) || x->dtype == MLX_FLOAT64 || len < 1 || (n & (n - 1)) || n > (1 << 26))
+        return mc_rd_fail(c->rd, "Bad file: Hadamard of a %s array whose last axis has %d elements",
+                          mc_dtype_name(x->dtype), len);
+    mc_hadamard_params p = {scale, n, m};
+    mc_array *in[1] = {mc_node_astype(x, MLX_FLOAT32, c->rd->fn)};
+    mc_array *r = in[0] ? mc_node_new(c->rd->fn, MC_PRIM_HADAMARD, in, 1, &p, sizeof p) : NULL;
+    mc_array_release(in[0]);
+    if (r && x->dtype != MLX_FLOAT32) {
+        mc_array *t = mc_node_astype(r, x->dtype, c->rd->fn);
+        mc_array_release(r);
+        r = t;
+    }
+    c->res[0] = r;
+    return r ? 0 : (c->rd->failed = true, 1);
+}
+
+/* The key (uint32, shape (2)) and the shape decide the bits: the same as
+ * MLX's for the same key. */
+static int imp_random_bits(mc_mlxfn_imp *c)
+{
+    mc_random_bits_params p;
+    memset(&p, 0, sizeof p);
+    int32_t width;
+    size_t size;
+    if (mc_rd_shape(c->rd, &p.ndim, p.shape, "RandomBits' shape") ||
+        mc_rd_i32(c->rd, &width, "RandomBits' width") || need_in(c, 1, 1))
+        return 1;
+    if (width != 1 && width != 2 && width != 4)
+        return mc_rd_fail(c->rd, "Bad file: RandomBits of width %d (1, 2 or 4 bytes)", (int)width);
+    if (!mc_shape_size(p.ndim, p.shape, &size) || size > ((size_t)1 << 40))
+        return mc_rd_fail(c->rd, "Bad file: RandomBits of too many elements");
+    p.width = width;
+    return node(c, MC_PRIM_RANDOM_BITS, &p, sizeof p);
 }
 
 /* ---- the table ---- */
@@ -948,6 +1035,24 @@ static const struct {
     {"LayerNorm", imp_layer_norm},
     {"RoPE", imp_rope},
     {"ScaledDotProductAttention", imp_sdpa},
+    {"GatherMM", imp_gather_mm},
+    {"BlockMaskedMM", imp_block_masked_mm},
+    {"Hadamard", imp_hadamard},
+    {"RandomBits", imp_random_bits},
+    {"Inverse", mc_mlxfn_imp_inverse},
+    {"Cholesky", mc_mlxfn_imp_cholesky},
+    {"QRF", mc_mlxfn_imp_qrf},
+    {"SVD", mc_mlxfn_imp_svd},
+    {"Eig", mc_mlxfn_imp_eig},
+    {"Eigh", mc_mlxfn_imp_eigh},
+    {"DivMod", mc_mlxfn_imp_divmod},
+    {"DynamicSlice", mc_mlxfn_imp_dynamic_slice},
+    {"DynamicSliceUpdate", mc_mlxfn_imp_dynamic_slice_update},
+    {"GatherQMM", mc_mlxfn_imp_gather_qmm},
+    {"MaskedScatter", mc_mlxfn_imp_masked_scatter},
+    {"BroadcastAxes", mc_mlxfn_imp_broadcast_axes},
+    {"Depends", mc_mlxfn_imp_depends},
+    {"Quantize", mc_mlxfn_imp_quantize},
 };
 
 mc_mlxfn_import_fn mc_mlxfn_importer(const char *name)
