@@ -163,6 +163,7 @@ NOTES = {
     "mlx_take": "an index outside the array (after a negative one counts from the end once) reads the nearest end, as mlx_gather; MLX reads outside the buffer",
     "mlx_take_axis": "an index outside the axis (after a negative one counts from the end once) reads the nearest end, as mlx_gather; MLX reads outside the buffer",
     "mlx_take_along_axis": "an index outside the axis (after a negative one counts from the end once) reads the nearest end, as mlx_gather; MLX reads outside the buffer",
+    "mlx_divmod": "as MLX 0.31.1's CPU kernel computes it: the quotient truncates toward zero and the remainder takes the dividend's sign (C's / and %, fmod for floats), although MLX's docstring says (a // b, a % b); mlx_floor_divide of floats and mlx_remainder floor",
     "mlx_as_strided": "a view whose shape, strides and offset reach outside the input's elements is refused with an error; MLX makes it and reads outside the buffer",
     "mlx_put_along_axis": "an index outside the axis (after negative ones count from the end) is clamped to its nearest end, where take reads; MLX writes outside the array. Repeated indices: the last value along the axis wins",
     "mlx_scatter_add_axis": "indices outside the axis are clamped, as put_along_axis (MLX writes outside the array); float16/bfloat16 sums round after each add, integer sums wrap, bool sums are or",

@@ -167,7 +167,7 @@ static const double ib[9] = {2, 2, -2, -2, 3, -3, 3, -3, -27};
 
 /* MLX's floor_divide of integers builds its Divide primitive, whose kernel
  * is C's / (mlx/ops.cpp floor_divide; backend/cpu binary_ops.h): the
- * quotient truncates toward zero. MLX's divmod floors (tested below). */
+ * quotient truncates toward zero, as does its divmod (tested below). */
 static void test_floor_divide_of_integers_truncates_as_mlx(void **state)
 {
     (void)state;
@@ -215,21 +215,27 @@ static void expect_divmod(mlx_dtype d, const double *a, const double *b, int n, 
     mlx_vector_array_free(v);
 }
 
-/* MLX's DivMod floors the quotient of signed integers (unlike its
- * floor_divide): Python's divmod. */
-static void test_divmod_floors_as_python(void **state)
+/* MLX 0.31.1's DivMod kernel (backend/cpu/binary.cpp) is C's: the quotient
+ * truncates toward zero and the remainder takes the dividend's sign (fmod
+ * for floats), for integers and floats alike, although its docstring says
+ * (a // b, a % b). Expected values from MLX's CPU build. */
+static void test_divmod_truncates_as_mlx(void **state)
 {
     (void)state;
-    static const double q[9] = {-4, 3, 3, -4, -1, -1, -2, -2, -5};
-    static const double r[9] = {1, 1, -1, -1, 2, -2, 1, -1, -15};
+    static const double q[9] = {-3, 3, 3, -3, 0, 0, -1, -1, -4};
+    static const double r[9] = {-1, 1, -1, 1, -1, 1, -2, 2, 12};
     expect_divmod(MLX_INT32, ia, ib, 9, q, r);
-    /* int8: 120 - (-27) * (-5) would overflow a naive (a - r) / b */
     expect_divmod(MLX_INT8, ia, ib, 9, q, r);
     expect_divmod(MLX_INT64, ia, ib, 9, q, r);
     expect_divmod(MLX_FLOAT32, ia, ib, 9, q, r);
     expect_divmod(MLX_FLOAT64, ia, ib, 9, q, r);
+    expect_divmod(MLX_FLOAT16, (double[]){-7.5, 5.5}, (double[]){2, -2}, 2, (double[]){-3, -2},
+                  (double[]){-1.5, 1.5});
     static const double ua[3] = {7, 200, 3}, ub[3] = {2, 7, 5};
     expect_divmod(MLX_UINT32, ua, ub, 3, (double[]){3, 28, 0}, (double[]){1, 4, 3});
+    /* the extremes: INT8_MIN / -1 wraps, its remainder is 0 */
+    expect_divmod(MLX_INT8, (double[]){-128, -128, 127}, (double[]){-1, 1, -128}, 3, (double[]){-128, -128, 0},
+                  (double[]){0, 0, 127});
 }
 
 static void test_divmod_promotes_broadcasts_and_refuses_complex(void **state)
@@ -242,9 +248,9 @@ static void test_divmod_promotes_broadcasts_and_refuses_complex(void **state)
     mlx_array out = mlx_array_new();
     assert_int_equal(mlx_vector_array_get(&out, v, 0), 0);
     assert_int_equal(mlx_array_dtype(out), MLX_FLOAT32);
-    expect_values(out, (double[]){-4, 4, 4}, 3, 0, "divmod q");
+    expect_values(out, (double[]){-3, 4, 4}, 3, 0, "divmod q");
     assert_int_equal(mlx_vector_array_get(&out, v, 1), 0);
-    expect_values(out, (double[]){1, 0, 1}, 3, 0, "divmod r");
+    expect_values(out, (double[]){-1, 0, 1}, 3, 0, "divmod r");
     mlx_array c = mlx_array_new_complex(1, 2);
     assert_int_equal(mlx_divmod(&v, x, c, tu_stream()), 1);
     tu_expect_error("[divmod] Complex type not supported.");
@@ -712,7 +718,7 @@ int main(void)
         cmocka_unit_test_teardown(test_floor_divide_of_floats_floors_the_rounded_quotient, tu_test_teardown),
         cmocka_unit_test_teardown(test_floor_divide_of_integers_truncates_as_mlx, tu_test_teardown),
         cmocka_unit_test_teardown(test_remainder_takes_the_divisor_sign, tu_test_teardown),
-        cmocka_unit_test_teardown(test_divmod_floors_as_python, tu_test_teardown),
+        cmocka_unit_test_teardown(test_divmod_truncates_as_mlx, tu_test_teardown),
         cmocka_unit_test_teardown(test_divmod_promotes_broadcasts_and_refuses_complex, tu_test_teardown),
         cmocka_unit_test_teardown(test_integer_division_by_zero_does_not_crash, tu_test_teardown),
         cmocka_unit_test_teardown(test_power_of_integers_stays_integer, tu_test_teardown),

@@ -524,6 +524,36 @@ mc_array *mc_gb_softmax(mc_gb *s, mc_array *a, const int *sorted, int n, bool pr
     return mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_SOFTMAX, &a, 1, &p, sizeof p));
 }
 
+int mc_gb_divmod(mc_gb *s, mc_array *x, mc_array *y, mlx_dtype t, mc_array *out[2])
+{
+    x = mc_gb_astype(s, x, t);
+    y = mc_gb_astype(s, y, t);
+    mc_array *zero = mc_gb_scalar(s, 0.0, t);
+    mc_array *d = mc_gb_binary(s, MC_B_DIVIDE, x, y, t);
+    if (mc_dtype_is_float(t)) {
+        /* Remainder of the magnitudes is fmod's magnitude (both floor and
+         * truncation agree on non-negative operands); the dividend gives
+         * the sign. */
+        out[0] = mc_gb_where(s, mc_gb_binary(s, MC_B_LESS, d, zero, t), mc_gb_unary(s, MC_U_CEIL, d),
+                             mc_gb_unary(s, MC_U_FLOOR, d));
+        mc_array *m = mc_gb_binary(s, MC_B_REMAINDER, mc_gb_unary(s, MC_U_ABS, x), mc_gb_unary(s, MC_U_ABS, y), t);
+        out[1] = mc_gb_where(s, mc_gb_binary(s, MC_B_LESS, x, zero, t), mc_gb_unary(s, MC_U_NEGATIVE, m), m);
+    } else {
+        /* Integer Divide already truncates. Remainder takes the divisor's
+         * sign: where it is non-zero and the operands' signs differ, C's
+         * remainder is it less the divisor (exact, and no abs, which
+         * would overflow at the type's minimum). */
+        out[0] = d;
+        mc_array *r = mc_gb_binary(s, MC_B_REMAINDER, x, y, t);
+        mc_array *signs = mc_gb_binary(s, MC_B_NOT_EQUAL, mc_gb_binary(s, MC_B_LESS, r, zero, t),
+                                       mc_gb_binary(s, MC_B_LESS, x, zero, t), MLX_BOOL);
+        mc_array *adj =
+            mc_gb_binary(s, MC_B_LOGICAL_AND, mc_gb_binary(s, MC_B_NOT_EQUAL, r, zero, t), signs, MLX_BOOL);
+        out[1] = mc_gb_where(s, adj, mc_gb_binary(s, MC_B_SUBTRACT, r, y, t), r);
+    }
+    return out[0] && out[1] ? 0 : 1;
+}
+
 mc_array *mc_gb_pad_zeros(mc_gb *s, mc_array *a, int axis, int low, int high)
 {
     mc_array *zero = a ? mc_gb_scalar(s, 0, a->dtype) : NULL;

@@ -152,6 +152,11 @@ mc_array *mc_gb_sum_to_shape(mc_gb *s, mc_array *a, int ndim, const int *shape);
 mc_array *mc_gb_iota(mc_gb *s, int n, int axis, int ndim);
 /* A Softmax node of floating a over the sorted axes. */
 mc_array *mc_gb_softmax(mc_gb *s, mc_array *a, const int *sorted, int n, bool precise);
+/* MLX's DivMod (its CPU kernel, C's operators): into out[0] the quotient
+ * truncated toward zero, into out[1] the remainder with the dividend's
+ * sign (fmod for floats), of x and y converted to t (not complex). Returns
+ * non-zero if the scope has failed. */
+int mc_gb_divmod(mc_gb *s, mc_array *x, mc_array *y, mlx_dtype t, mc_array *out[2]);
 /* a padded with low zeros before and high after along axis. */
 mc_array *mc_gb_pad_zeros(mc_gb *s, mc_array *a, int axis, int low, int high);
 

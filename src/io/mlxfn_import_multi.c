@@ -205,13 +205,8 @@ int mc_mlxfn_imp_eigh(mc_mlxfn_imp *c)
 
 /* ---- DivMod ---- */
 
-/* MLX's DivMod (its CPU kernel): C's truncated quotient and remainder (the
- * dividend's sign), of two arrays MLX has already promoted to one dtype.
- * Ours divides (truncating for integers) and truncates floats with floor
- * or ceil by sign; the remainder is Remainder's (the divisor's sign) less
- * the divisor where it is non-zero and the operands' signs differ. For
- * floats that subtraction can round where fmod would not (by at most half
- * an ulp of the divisor). */
+/* MLX's DivMod: both outputs of the composition mlx_divmod builds (MLX
+ * has already promoted the operands to one dtype). */
 int mc_mlxfn_imp_divmod(mc_mlxfn_imp *c)
 {
     if (mc_mlxfn_imp_need_in(c, 2, 2) || n_out(c, 2))
@@ -222,17 +217,8 @@ int mc_mlxfn_imp_divmod(mc_mlxfn_imp *c)
         return mc_rd_fail(c->rd, "Bad file: DivMod of %s and %s", mc_dtype_name(t), mc_dtype_name(y->dtype));
     mc_gb g;
     mc_gb_begin(&g, c->rd->fn);
-    mc_array *outs[2] = {mc_gb_binary(&g, MC_B_DIVIDE, x, y, t), NULL};
-    mc_array *zero = mc_gb_scalar(&g, 0.0, t);
-    if (mc_dtype_is_float(t))
-        outs[0] = mc_gb_where(&g, mc_gb_binary(&g, MC_B_LESS, outs[0], zero, t),
-                              mc_gb_unary(&g, MC_U_CEIL, outs[0]), mc_gb_unary(&g, MC_U_FLOOR, outs[0]));
-    mc_array *r = mc_gb_binary(&g, MC_B_REMAINDER, x, y, t);
-    mc_array *signs = mc_gb_binary(&g, MC_B_NOT_EQUAL, mc_gb_binary(&g, MC_B_LESS, r, zero, t),
-                                   mc_gb_binary(&g, MC_B_LESS, x, zero, t), MLX_BOOL);
-    mc_array *adj =
-        mc_gb_binary(&g, MC_B_LOGICAL_AND, mc_gb_binary(&g, MC_B_NOT_EQUAL, r, zero, t), signs, MLX_BOOL);
-    outs[1] = mc_gb_where(&g, adj, mc_gb_binary(&g, MC_B_SUBTRACT, r, y, t), r);
+    mc_array *outs[2] = {NULL, NULL};
+    mc_gb_divmod(&g, x, y, t, outs);
     return finish(c, &g, outs);
 }
 

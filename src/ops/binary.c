@@ -24,27 +24,6 @@ static mc_array *float_floor_divide(mc_gb *e, mc_array *x, mc_array *y)
     return mc_gb_unary(e, MC_U_FLOOR, mc_gb_promoted(e, MC_B_DIVIDE, x, y, true));
 }
 
-/* The floored quotient of integers or bools in t (as Python's //). C's
- * division truncates, which is the floor unless t is signed, the division
- * is inexact and the operands' signs differ: then the quotient steps down
- * by one. Inexactness is read from the floored remainder r (built here if
- * NULL), which is exact in every case, unlike (a - r) / b, which can
- * overflow. */
-static mc_array *int_floor_quotient(mc_gb *e, mc_array *x, mc_array *y, mc_array *r, mlx_dtype t)
-{
-    mc_array *q = mc_gb_binary(e, MC_B_DIVIDE, x, y, t);
-    if (mc_dtype_kind(t) != MC_KIND_INT)
-        return q;
-    if (!r)
-        r = mc_gb_binary(e, MC_B_REMAINDER, x, y, t);
-    mc_array *zero = mc_gb_scalar(e, 0.0, t);
-    mc_array *inexact = mc_gb_binary(e, MC_B_NOT_EQUAL, r, zero, t);
-    mc_array *signs = mc_gb_binary(e, MC_B_BITWISE_XOR, x, y, t);
-    mc_array *differ = mc_gb_binary(e, MC_B_LESS, signs, zero, t);
-    mc_array *step = mc_gb_binary(e, MC_B_LOGICAL_AND, inexact, differ, MLX_BOOL);
-    return mc_gb_binary(e, MC_B_SUBTRACT, q, mc_gb_astype(e, step, t), t);
-}
-
 int mlx_floor_divide(mlx_array *res, const mlx_array a, const mlx_array b, const mlx_stream s)
 {
     MC_STREAM_REQUIRED(s);
@@ -87,12 +66,8 @@ int mlx_divmod(mlx_vector_array *res, const mlx_array a, const mlx_array b, cons
     mlx_dtype t = mc_promote(x->dtype, y->dtype);
     if (t == MLX_COMPLEX64)
         return mc_error("[divmod] Complex type not supported.");
-    mc_array *out[2] = {NULL, mc_gb_binary(&e, MC_B_REMAINDER, x, y, t)};
-    /* MLX's DivMod: the floored quotient, for integers too */
-    if (mc_dtype_is_float(t))
-        out[0] = float_floor_divide(&e, x, y);
-    else
-        out[0] = int_floor_quotient(&e, x, y, out[1], t);
+    mc_array *out[2] = {NULL, NULL};
+    mc_gb_divmod(&e, x, y, t, out);
     int rc = out[0] && out[1] ? mc_vec_assign(e.fn, res, out, 2) : 1;
     mc_gb_end(&e);
     return rc;
