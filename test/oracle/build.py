@@ -187,7 +187,10 @@ def b_clip(ctx, rng, combo, k):
 # ---- binary with two results ----------------------------------------------------
 
 def b_divmod(ctx, rng, combo, k):
-    """MLX's divmod floors for integers and floats (numpy's divmod)."""
+    """MLX 0.31.1's DivMod kernel is C's: the quotient truncates toward
+    zero and the remainder takes the dividend's sign (fmod), for integers
+    and floats alike (its docstring says (a // b, a % b); its CPU build
+    does not)."""
     da, db = combo
     out_shape = _shape(rng, k)
     sa, sb = I.broadcast_pair(rng, out_shape)
@@ -201,11 +204,15 @@ def b_divmod(ctx, rng, combo, k):
         if work == "bool":
             q, r = av & bv, np.zeros(np.broadcast(av, bv).shape, dtype=bool)
         elif is_exact(work):
-            q, r = np.floor_divide(av, bv), np.remainder(av, bv)
+            # numpy's fmod of integers is C's %; the floored quotient steps
+            # up by one where the division is inexact and the signs differ
+            r = np.fmod(av, bv)
+            step = (np.remainder(av, bv) != 0) & ((av < 0) != (bv < 0))
+            q = np.floor_divide(av, bv) + step.astype(av.dtype)
         else:
-            # The quotient is rounded to the dtype before the floor.
-            q = np.floor(hi(to_carrier(hi(av, work) / hi(bv, work), work), work))
-            r = np.remainder(hi(av, work), hi(bv, work))
+            # The quotient is rounded to the dtype before the truncation.
+            q = np.trunc(hi(to_carrier(hi(av, work) / hi(bv, work), work), work))
+            r = np.fmod(hi(av, work), hi(bv, work))
     return Case([a.arr, b.arr], [a, b], [(q, work), (r, work)], tol=2)
 
 

@@ -166,7 +166,8 @@ def _mul(w, a, b):
 
 # Integer floor_divide: MLX divides integers with C's truncation toward zero
 # in floor_divide (its Divide primitive; ml-explore/mlx#4346 discusses
-# flooring it), while its divmod and remainder floor. We follow MLX's source
+# flooring it), while its remainder floors (its divmod truncates, as C's
+# operators do). We follow MLX's source
 # (include/mlx/c/ops.h says so); set False to check Python's floor instead.
 FLOOR_DIVIDE_TRUNCATES = True
 
