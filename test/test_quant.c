@@ -332,8 +332,9 @@ static void test_vjp_wrt_x_is_the_flipped_product(void **state)
 
 /* Each build of simd/quant_k.c this CPU runs (generic, AVX2, AVX-512)
  * gives the generic build's results within float32 rounding, for the
- * decode product of each fast bits value and of the unpacking path, and
- * for the dequantized rows. */
+ * decode product of each fast bits value and of the unpacking path, with
+ * one row of x (decoding, its own inlined kernels) and several, and for
+ * the dequantized rows. */
 static void test_kernel_builds_agree(void **state)
 {
     (void)state;
@@ -341,41 +342,49 @@ static void test_kernel_builds_agree(void **state)
     qi_deq_fn deq[3];
     qi_kernel_builds(gemv, deq);
     static const int bitss[] = {2, 3, 4, 8}, gss[] = {32, 64, 128};
-    enum { N = 37, K = 256, M = 6 };
+    enum { N = 37, K = 256, MMAX = 6 };
     for (int bi = 0; bi < 4; bi++) {
-        for (int gi = 0; gi < 3; gi++) {
+        for (int gi = 0; gi < 6; gi++) {
+            const int M = gi < 3 ? MMAX : 1, gs = gss[gi % 3];
             int ws[2] = {N, K}, xs[2] = {M, K};
-            mlx_array w = qi_gen_array(2, ws, bi * 3 + gi, 0, MLX_FLOAT32), q, s, b;
+            mlx_array w = qi_gen_array(2, ws, bi * 3 + gi % 3, 0, MLX_FLOAT32), q, s, b;
             mlx_array x = qi_gen_array(2, xs, 50 + bi, 0, MLX_FLOAT32);
-            quantize(w, gss[gi], bitss[bi], &q, &s, &b);
+            quantize(w, gs, bitss[bi], &q, &s, &b);
             assert_int_equal(mlx_array_eval(q) || mlx_array_eval(s) || mlx_array_eval(b) || mlx_array_eval(x), 0);
             mc_qmat qm = {mlx_array_data_uint32(q),
                           (size_t)(K * bitss[bi] / 32),
                           mlx_array_data_float32(s),
                           mlx_array_data_float32(b),
-                          (size_t)(K / gss[gi]),
+                          (size_t)(K / gs),
                           MLX_FLOAT32,
                           bitss[bi],
-                          gss[gi],
+                          gs,
                           0};
-            float out[3][M * N], rows[3][K], tmp[M * K + K];
-            assert_true(mc_qgemv_t_scratch_generic(&qm, M, K) <= sizeof tmp / sizeof tmp[0]);
+            float out[3][MMAX * N], rows[3][K], tmp[2 * MMAX * K];
+            size_t (*scratch[3])(const mc_qmat *, int, int) = {mc_qgemv_t_scratch_generic,
+#if defined(__x86_64__)
+                                                               mc_qgemv_t_scratch_avx2, mc_qgemv_t_scratch_avx512
+#else
+                                                               NULL, NULL
+#endif
+            };
             for (int v = 0; v < 3; v++) {
                 if (!gemv[v])
                     continue;
+                assert_true(scratch[v](&qm, M, K) <= sizeof tmp / sizeof tmp[0]);
                 /* rows split in two calls, as the pool splits them */
                 gemv[v](&qm, K, mlx_array_data_float32(x), M, K, out[v], N, 0, 17, tmp);
                 gemv[v](&qm, K, mlx_array_data_float32(x), M, K, out[v], N, 17, N, tmp);
-                deq[v](&qm, 5, gss[gi], K - gss[gi], rows[v]);
+                deq[v](&qm, 5, gs, K - gs, rows[v]);
                 for (int i = 0; i < M * N; i++)
                     if (!(fabsf(out[v][i] - out[0][i]) <= 1e-4f * (1.0f + fabsf(out[0][i]))))
-                        fail_msg("build %d bits %d gs %d out[%d]: %g vs %g", v, bitss[bi], gss[gi], i,
+                        fail_msg("build %d bits %d gs %d out[%d]: %g vs %g", v, bitss[bi], gs, i,
                                  (double)out[v][i], (double)out[0][i]);
                 /* scale * code + bias: one rounding, or two where a
                  * build's compiler does not fuse them */
-                for (int i = 0; i < K - gss[gi]; i++)
+                for (int i = 0; i < K - gs; i++)
                     if (!(fabsf(rows[v][i] - rows[0][i]) <= 1e-6f * (1.0f + fabsf(rows[0][i]))))
-                        fail_msg("build %d bits %d gs %d row[%d]: %g vs %g", v, bitss[bi], gss[gi], i,
+                        fail_msg("build %d bits %d gs %d row[%d]: %g vs %g", v, bitss[bi], gs, i,
                                  (double)rows[v][i], (double)rows[0][i]);
             }
             tu_free_n((mlx_array[]){w, x, q, s, b}, 5);
