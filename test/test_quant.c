@@ -335,6 +335,8 @@ static void test_vjp_wrt_x_is_the_flipped_product(void **state)
  * decode product of each fast bits value and of the unpacking path, with
  * one row of x (decoding, its own inlined kernels) and several, and for
  * the dequantized rows. */
+typedef size_t (*qi_scratch_fn)(const mc_qmat *, int, int);
+
 static void test_kernel_builds_agree(void **state)
 {
     (void)state;
@@ -361,13 +363,12 @@ static void test_kernel_builds_agree(void **state)
                           gs,
                           0};
             float out[3][MMAX * N], rows[3][K], tmp[2 * MMAX * K];
-            size_t (*scratch[3])(const mc_qmat *, int, int) = {mc_qgemv_t_scratch_generic,
 #if defined(__x86_64__)
-                                                               mc_qgemv_t_scratch_avx2, mc_qgemv_t_scratch_avx512
+            qi_scratch_fn scratch[3] = {mc_qgemv_t_scratch_generic, mc_qgemv_t_scratch_avx2,
+                                        mc_qgemv_t_scratch_avx512};
 #else
-                                                               NULL, NULL
+            qi_scratch_fn scratch[3] = {mc_qgemv_t_scratch_generic, NULL, NULL};
 #endif
-            };
             for (int v = 0; v < 3; v++) {
                 if (!gemv[v])
                     continue;
