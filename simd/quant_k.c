@@ -364,7 +364,8 @@ static void xperm_512(const float *x, int M, size_t ldx, size_t K, int cpb, floa
         for (size_t c = 0; c < K; c += run)
             for (int k = 0; k < cpb; k++)
                 for (size_t i = 0; i < 16; i++)
-                    xp[(size_t)m * K + c + 16 * (size_t)k + i] = x[(size_t)m * ldx + c + (size_t)cpb * i + (size_t)k];
+                    xp[(size_t)m * K + c + 16 * (size_t)k + i] =
+                        x[(size_t)m * ldx + c + (size_t)cpb * i + (size_t)k];
 }
 
 /* R (1 or 2) rows of W from row n, bits 2 or 4, against mb rows of xp.
@@ -402,17 +403,18 @@ static inline __attribute__((always_inline)) void lut_rows(const mc_qmat *q, int
                 v[r] = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(wr[r] + blk * 16)));
             for (int k = 0; k < cpb; k++)
                 for (int r = 0; r < R; r++) {
-                    __m512 wf = _mm512_permutexvar_ps(k ? _mm512_srli_epi32(v[r], (unsigned)(k * bits)) : v[r],
-                                                      lut[r]);
+                    __m512 wf =
+                        _mm512_permutexvar_ps(k ? _mm512_srli_epi32(v[r], (unsigned)(k * bits)) : v[r], lut[r]);
                     for (int m = 0; m < mb; m++)
-                        acc[m][r][k & 1] =
-                            _mm512_fmadd_ps(wf, _mm512_loadu_ps(xb + (size_t)m * K + 16 * (size_t)k), acc[m][r][k & 1]);
+                        acc[m][r][k & 1] = _mm512_fmadd_ps(
+                            wf, _mm512_loadu_ps(xb + (size_t)m * K + 16 * (size_t)k), acc[m][r][k & 1]);
                 }
         }
     }
     for (int m = 0; m < mb; m++)
         for (int r = 0; r < R; r++)
-            out[(size_t)m * ldo + (size_t)(n + r)] = _mm512_reduce_add_ps(_mm512_add_ps(acc[m][r][0], acc[m][r][1]));
+            out[(size_t)m * ldo + (size_t)(n + r)] =
+                _mm512_reduce_add_ps(_mm512_add_ps(acc[m][r][0], acc[m][r][1]));
 }
 
 static inline __attribute__((always_inline)) void gemv_lut_512(const mc_qmat *q, int bits, const float *xp, int mb,
@@ -454,13 +456,14 @@ static inline __attribute__((always_inline)) void b8_rows(const mc_qmat *q, int 
                     __m512i c = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i *)(wr[r] + e + 16 * h)));
                     __m512 wf = _mm512_fmadd_ps(_mm512_cvtepi32_ps(c), vs[r], vb[r]);
                     for (int m = 0; m < mb; m++)
-                        acc[m][r][h] = _mm512_fmadd_ps(wf, _mm512_loadu_ps(x + (size_t)m * ldx + (size_t)e + 16 * (size_t)h),
-                                                       acc[m][r][h]);
+                        acc[m][r][h] = _mm512_fmadd_ps(
+                            wf, _mm512_loadu_ps(x + (size_t)m * ldx + (size_t)e + 16 * (size_t)h), acc[m][r][h]);
                 }
     }
     for (int m = 0; m < mb; m++)
         for (int r = 0; r < R; r++)
-            out[(size_t)m * ldo + (size_t)(n + r)] = _mm512_reduce_add_ps(_mm512_add_ps(acc[m][r][0], acc[m][r][1]));
+            out[(size_t)m * ldo + (size_t)(n + r)] =
+                _mm512_reduce_add_ps(_mm512_add_ps(acc[m][r][0], acc[m][r][1]));
 }
 
 static inline __attribute__((always_inline)) void gemv_b8_512(const mc_qmat *q, const float *x, int mb, size_t ldx,

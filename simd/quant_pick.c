@@ -30,11 +30,12 @@ typedef struct qk_fns {
     void (*gemv)(const mc_qmat *, int, const float *, int, size_t, float *, size_t, int, int, float *);
     size_t (*prep_size)(const mc_qmat *, int, int);
     void (*prep)(const mc_qmat *, int, const float *, int, size_t, float *);
-    void (*rows)(const mc_qmat *, int, const float *, int, size_t, const float *, float *, size_t, int, int, float *);
+    void (*rows)(const mc_qmat *, int, const float *, int, size_t, const float *, float *, size_t, int, int,
+                 float *);
 } qk_fns;
 
-static qk_fns picked = {mc_qdequant_f32_generic, mc_qgemv_t_scratch_generic, mc_qgemv_t_generic,
-                         mc_qgemv_t_prep_size_generic, mc_qgemv_t_prep_generic, mc_qgemv_t_rows_generic};
+static qk_fns picked = {mc_qdequant_f32_generic,      mc_qgemv_t_scratch_generic, mc_qgemv_t_generic,
+                        mc_qgemv_t_prep_size_generic, mc_qgemv_t_prep_generic,    mc_qgemv_t_rows_generic};
 static pthread_once_t pick_once = PTHREAD_ONCE_INIT;
 
 static void pick(void)
@@ -42,11 +43,11 @@ static void pick(void)
 #if defined(__x86_64__)
     const char *isa = mc_kernels()->isa;
     if (strcmp(isa, "avx512") == 0)
-        picked = (qk_fns){mc_qdequant_f32_avx512, mc_qgemv_t_scratch_avx512, mc_qgemv_t_avx512,
-                         mc_qgemv_t_prep_size_avx512, mc_qgemv_t_prep_avx512, mc_qgemv_t_rows_avx512};
+        picked = (qk_fns){mc_qdequant_f32_avx512,      mc_qgemv_t_scratch_avx512, mc_qgemv_t_avx512,
+                          mc_qgemv_t_prep_size_avx512, mc_qgemv_t_prep_avx512,    mc_qgemv_t_rows_avx512};
     else if (strcmp(isa, "avx2") == 0)
-        picked = (qk_fns){mc_qdequant_f32_avx2, mc_qgemv_t_scratch_avx2, mc_qgemv_t_avx2,
-                         mc_qgemv_t_prep_size_avx2, mc_qgemv_t_prep_avx2, mc_qgemv_t_rows_avx2};
+        picked = (qk_fns){mc_qdequant_f32_avx2,      mc_qgemv_t_scratch_avx2, mc_qgemv_t_avx2,
+                          mc_qgemv_t_prep_size_avx2, mc_qgemv_t_prep_avx2,    mc_qgemv_t_rows_avx2};
 #endif
 }
 
