@@ -57,7 +57,13 @@ enum { QK_MB = 4 };
 static inline float scale_at(const void *p, int dtype, size_t i)
 {
     switch (dtype) {
+#if defined(__AVX2__) && defined(__F16C__)
+    /* one instruction, where the portable conversion branches: the decode
+     * kernels read two of these per group */
+    case MC_SIMD_FLOAT16: return _cvtsh_ss(((const uint16_t *)p)[i]);
+#else
     case MC_SIMD_FLOAT16: return mc_f16_to_f32(((const uint16_t *)p)[i]);
+#endif
     case MC_SIMD_BFLOAT16: return mc_bf16_to_f32(((const uint16_t *)p)[i]);
     default: return ((const float *)p)[i];
     }
