@@ -97,15 +97,21 @@ static inline __attribute__((always_inline)) v8f unpack8(const uint32_t *w, int 
     return __builtin_convertvector((v8i)v, v8f);
 }
 
-/* The code at bit offset o of a bit stream, any bits. */
-static inline uint32_t code_at(const uint8_t *p, size_t o, int bits)
+/* n codes of any bits from p (a multiple of 8 codes, starting on a byte)
+ * as scale * code + bias, for a bits value known at compile time after
+ * inlining. Eight codes fill `bits` whole bytes: gathered into one integer
+ * byte by byte (whatever the host's byte order), then shifted out. */
+static inline __attribute__((always_inline)) void unpack_odd(const uint8_t *p, int bits, int n, float s, float b,
+                                                             float *o)
 {
-    size_t byte = o >> 3;
-    unsigned sh = (unsigned)(o & 7);
-    uint32_t v = p[byte];
-    if (sh + (unsigned)bits > 8)
-        v |= (uint32_t)p[byte + 1] << 8;
-    return (v >> sh) & ((1u << bits) - 1u);
+    const uint64_t mask = (1u << bits) - 1u;
+    for (int j = 0; j < n; j += 8, p += bits) {
+        uint64_t u = 0;
+        for (int k = 0; k < bits; k++)
+            u |= (uint64_t)p[k] << (8 * k);
+        for (int i = 0; i < 8; i++)
+            o[j + i] = (float)(uint32_t)((u >> (i * bits)) & mask) * s + b;
+    }
 }
 
 /* The kernels' unpacking in registers: affine bits 2, 4, 8, and the fp
@@ -206,9 +212,13 @@ void QK_NAME(mc_qdequant_f32)(const mc_qmat *q, int row, int e0, int count, floa
             for (int j = 0; j < q->gs; j += 8)
                 store8(o + j, unpack8(w, e + j, q->bits) * vs + vb);
         } else {
-            const uint8_t *p = (const uint8_t *)w;
-            for (int j = 0; j < q->gs; j++)
-                o[j] = (float)code_at(p, (size_t)(e + j) * (size_t)q->bits, q->bits) * s + b;
+            const uint8_t *p = (const uint8_t *)w + (size_t)e * (size_t)q->bits / 8;
+            switch (q->bits) {
+            case 3: unpack_odd(p, 3, q->gs, s, b, o); break;
+            case 5: unpack_odd(p, 5, q->gs, s, b, o); break;
+            case 6: unpack_odd(p, 6, q->gs, s, b, o); break;
+            default: unpack_odd(p, q->bits, q->gs, s, b, o); break;
+            }
         }
     }
 }
