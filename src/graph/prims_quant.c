@@ -4,8 +4,9 @@
  * and the floating point modes (mxfp4, mxfp8, nvfp4).
  *
  * QuantizedMatmul runs two ways. With few rows of x (decoding: M below
- * QMM_SMALL_M) each worker streams its share of W's rows once through the
- * register-unpacking dot kernel. With more rows it dequantizes a tile of W
+ * QMM_SMALL_M) x is prepared for the register-unpacking dot kernel once,
+ * then every thread claims small blocks of W's rows until none are left,
+ * so W is streamed once and a preempted thread delays only its block. With more rows it dequantizes a tile of W
  * (up to 4 MiB of float32: wide enough that sgemm repacks x rarely, small
  * enough for the last-level cache) and hands it to sgemm, so the unpacking
  * is paid once per weight however large M is. Either way the work is
