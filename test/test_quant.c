@@ -169,8 +169,9 @@ static void test_quantized_matmul_matches_mlx(void **state)
 }
 
 /* Shapes that reach both kernels: M below and above the decode limit, N
- * not a multiple of the split grain, batches, both transposes, every bits
- * value, and the half types (computed in float32, rounded once). */
+ * not a multiple of the split grain (and, decoding, of the row blocks the
+ * threads claim), batches, both transposes, every bits value, and the half
+ * types (computed in float32, rounded once). */
 static void test_quantized_matmul_matches_dequantize_matmul(void **state)
 {
     (void)state;
@@ -186,6 +187,8 @@ static void test_quantized_matmul_matches_dequantize_matmul(void **state)
         {2, {20, 80}, 2, {80, 384}, 128, 6, 0, 17, 18, 0, NULL},
         {3, {2, 5, 128}, 2, {24, 128}, 32, 4, 1, 19, 20, 0, NULL},
         {3, {3, 10, 128}, 3, {3, 20, 128}, 64, 8, 1, 21, 22, 0, NULL},
+        /* decoding over several claimed row blocks, the last one partial */
+        {2, {1, 1024}, 2, {2100, 1024}, 64, 4, 1, 23, 24, 0, NULL},
     };
     static const mlx_dtype dts[] = {MLX_FLOAT32, MLX_FLOAT16, MLX_BFLOAT16};
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
