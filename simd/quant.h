@@ -80,8 +80,20 @@ size_t mc_qgemv_t_scratch(const mc_qmat *q, int M, int K);
  * n in [n0, n1) of the packed W (K elements per row): the decode product
  * (x small, W streamed once). Bits 2, 4 and 8 unpack in registers; the
  * others unpack a row into the scratch. tmp holds mc_qgemv_t_scratch
- * floats. */
+ * floats. The same as mc_qgemv_t_prep then mc_qgemv_t_rows. */
 void mc_qgemv_t(const mc_qmat *q, int K, const float *x, int M, size_t ldx, float *out, size_t ldo, int n0, int n1,
                 float *tmp);
+
+/* The decode product in two steps, for callers that split W's rows across
+ * threads: mc_qgemv_t_prep derives from x, once per product, what every
+ * row needs (x reordered to the kernel's unpacking order, or its group
+ * sums) into prep (mc_qgemv_t_prep_size floats); mc_qgemv_t_rows then
+ * computes any rows, from any number of threads at once, reading prep and
+ * writing only its own rows of out and its own work (mc_qgemv_t_scratch
+ * minus mc_qgemv_t_prep_size floats). */
+size_t mc_qgemv_t_prep_size(const mc_qmat *q, int M, int K);
+void mc_qgemv_t_prep(const mc_qmat *q, int K, const float *x, int M, size_t ldx, float *prep);
+void mc_qgemv_t_rows(const mc_qmat *q, int K, const float *x, int M, size_t ldx, const float *prep, float *out,
+                     size_t ldo, int n0, int n1, float *work);
 
 #endif

@@ -169,8 +169,9 @@ static void test_quantized_matmul_matches_mlx(void **state)
 }
 
 /* Shapes that reach both kernels: M below and above the decode limit, N
- * not a multiple of the split grain, batches, both transposes, every bits
- * value, and the half types (computed in float32, rounded once). */
+ * not a multiple of the split grain (and, decoding, of the row blocks the
+ * threads claim), batches, both transposes, every bits value, and the half
+ * types (computed in float32, rounded once). */
 static void test_quantized_matmul_matches_dequantize_matmul(void **state)
 {
     (void)state;
@@ -186,6 +187,8 @@ static void test_quantized_matmul_matches_dequantize_matmul(void **state)
         {2, {20, 80}, 2, {80, 384}, 128, 6, 0, 17, 18, 0, NULL},
         {3, {2, 5, 128}, 2, {24, 128}, 32, 4, 1, 19, 20, 0, NULL},
         {3, {3, 10, 128}, 3, {3, 20, 128}, 64, 8, 1, 21, 22, 0, NULL},
+        /* decoding over several claimed row blocks, the last one partial */
+        {2, {1, 1024}, 2, {2100, 1024}, 64, 4, 1, 23, 24, 0, NULL},
     };
     static const mlx_dtype dts[] = {MLX_FLOAT32, MLX_FLOAT16, MLX_BFLOAT16};
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
@@ -332,8 +335,11 @@ static void test_vjp_wrt_x_is_the_flipped_product(void **state)
 
 /* Each build of simd/quant_k.c this CPU runs (generic, AVX2, AVX-512)
  * gives the generic build's results within float32 rounding, for the
- * decode product of each fast bits value and of the unpacking path, and
- * for the dequantized rows. */
+ * decode product of each fast bits value and of the unpacking path, with
+ * one row of x (decoding, its own inlined kernels) and several, and for
+ * the dequantized rows. */
+typedef size_t (*qi_scratch_fn)(const mc_qmat *, int, int);
+
 static void test_kernel_builds_agree(void **state)
 {
     (void)state;
@@ -341,41 +347,48 @@ static void test_kernel_builds_agree(void **state)
     qi_deq_fn deq[3];
     qi_kernel_builds(gemv, deq);
     static const int bitss[] = {2, 3, 4, 8}, gss[] = {32, 64, 128};
-    enum { N = 37, K = 256, M = 6 };
+    enum { N = 37, K = 256, MMAX = 6 };
     for (int bi = 0; bi < 4; bi++) {
-        for (int gi = 0; gi < 3; gi++) {
+        for (int gi = 0; gi < 6; gi++) {
+            const int M = gi < 3 ? MMAX : 1, gs = gss[gi % 3];
             int ws[2] = {N, K}, xs[2] = {M, K};
-            mlx_array w = qi_gen_array(2, ws, bi * 3 + gi, 0, MLX_FLOAT32), q, s, b;
+            mlx_array w = qi_gen_array(2, ws, bi * 3 + gi % 3, 0, MLX_FLOAT32), q, s, b;
             mlx_array x = qi_gen_array(2, xs, 50 + bi, 0, MLX_FLOAT32);
-            quantize(w, gss[gi], bitss[bi], &q, &s, &b);
+            quantize(w, gs, bitss[bi], &q, &s, &b);
             assert_int_equal(mlx_array_eval(q) || mlx_array_eval(s) || mlx_array_eval(b) || mlx_array_eval(x), 0);
             mc_qmat qm = {mlx_array_data_uint32(q),
                           (size_t)(K * bitss[bi] / 32),
                           mlx_array_data_float32(s),
                           mlx_array_data_float32(b),
-                          (size_t)(K / gss[gi]),
+                          (size_t)(K / gs),
                           MLX_FLOAT32,
                           bitss[bi],
-                          gss[gi],
+                          gs,
                           0};
-            float out[3][M * N], rows[3][K], tmp[M * K + K];
-            assert_true(mc_qgemv_t_scratch_generic(&qm, M, K) <= sizeof tmp / sizeof tmp[0]);
+            float out[3][MMAX * N], rows[3][K], tmp[2 * MMAX * K];
+#if defined(__x86_64__)
+            qi_scratch_fn scratch[3] = {mc_qgemv_t_scratch_generic, mc_qgemv_t_scratch_avx2,
+                                        mc_qgemv_t_scratch_avx512};
+#else
+            qi_scratch_fn scratch[3] = {mc_qgemv_t_scratch_generic, NULL, NULL};
+#endif
             for (int v = 0; v < 3; v++) {
                 if (!gemv[v])
                     continue;
+                assert_true(scratch[v](&qm, M, K) <= sizeof tmp / sizeof tmp[0]);
                 /* rows split in two calls, as the pool splits them */
                 gemv[v](&qm, K, mlx_array_data_float32(x), M, K, out[v], N, 0, 17, tmp);
                 gemv[v](&qm, K, mlx_array_data_float32(x), M, K, out[v], N, 17, N, tmp);
-                deq[v](&qm, 5, gss[gi], K - gss[gi], rows[v]);
+                deq[v](&qm, 5, gs, K - gs, rows[v]);
                 for (int i = 0; i < M * N; i++)
                     if (!(fabsf(out[v][i] - out[0][i]) <= 1e-4f * (1.0f + fabsf(out[0][i]))))
-                        fail_msg("build %d bits %d gs %d out[%d]: %g vs %g", v, bitss[bi], gss[gi], i,
+                        fail_msg("build %d bits %d gs %d out[%d]: %g vs %g", v, bitss[bi], gs, i,
                                  (double)out[v][i], (double)out[0][i]);
                 /* scale * code + bias: one rounding, or two where a
                  * build's compiler does not fuse them */
-                for (int i = 0; i < K - gss[gi]; i++)
+                for (int i = 0; i < K - gs; i++)
                     if (!(fabsf(rows[v][i] - rows[0][i]) <= 1e-6f * (1.0f + fabsf(rows[0][i]))))
-                        fail_msg("build %d bits %d gs %d row[%d]: %g vs %g", v, bitss[bi], gss[gi], i,
+                        fail_msg("build %d bits %d gs %d row[%d]: %g vs %g", v, bitss[bi], gs, i,
                                  (double)rows[v][i], (double)rows[0][i]);
             }
             tu_free_n((mlx_array[]){w, x, q, s, b}, 5);
