@@ -896,25 +896,15 @@ static void test_primitives_mlx_cannot_read_fail_with_their_names(void **s)
 
 static int setup(void **state)
 {
-    const char *keep = getenv("MC_EXPORT_OUT_DIR");
-    if (keep && *keep) {
-        snprintf(out_dir, sizeof out_dir, "%s", keep);
-    } else {
-        snprintf(out_dir, sizeof out_dir, "/tmp/mc_test_export_write_XXXXXX");
-        if (!mkdtemp(out_dir))
-            return -1;
-    }
+    if (tu_scratch_dir_make(out_dir, sizeof out_dir, "MC_EXPORT_OUT_DIR", "export_write"))
+        return -1;
     return tu_group_setup(state);
 }
 
 static int teardown(void **state)
 {
-    if (!getenv("MC_EXPORT_OUT_DIR")) {
-        char cmd[600];
-        snprintf(cmd, sizeof cmd, "rm -rf '%s'", out_dir);
-        if (system(cmd) != 0)
-            return -1;
-    }
+    if (tu_scratch_dir_remove(out_dir, "MC_EXPORT_OUT_DIR"))
+        return -1;
     return tu_group_teardown(state);
 }
 

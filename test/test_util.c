@@ -96,6 +96,27 @@ int tu_group_teardown(void **state)
     return 0;
 }
 
+int tu_scratch_dir_make(char *dir, size_t size, const char *keep_env, const char *name)
+{
+    const char *keep = getenv(keep_env);
+    if (keep && *keep)
+        return snprintf(dir, size, "%s", keep) < (int)size ? 0 : -1;
+    if (snprintf(dir, size, "/tmp/mc_test_%s_XXXXXX", name) >= (int)size)
+        return -1;
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+int tu_scratch_dir_remove(const char *dir, const char *keep_env)
+{
+    const char *keep = getenv(keep_env);
+    if (keep && *keep)
+        return 0;
+    char cmd[600];
+    if (snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir) >= (int)sizeof cmd)
+        return -1;
+    return system(cmd) == 0 ? 0 : -1;
+}
+
 int tu_test_teardown(void **state)
 {
     (void)state;

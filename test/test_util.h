@@ -51,6 +51,13 @@ int tu_group_setup(void **state);
 int tu_group_teardown(void **state);
 int tu_test_teardown(void **state);
 
+/* A scratch directory for a suite's files, written into dir (size
+ * bytes): the directory named by the environment variable keep_env when
+ * it is set (then kept, to look at), else a new /tmp/mc_test_NAME_XXXXXX.
+ * tu_scratch_dir_remove removes the latter. Both return 0 on success. */
+int tu_scratch_dir_make(char *dir, size_t size, const char *keep_env, const char *name);
+int tu_scratch_dir_remove(const char *dir, const char *keep_env);
+
 /* The default CPU stream (valid between group setup and teardown). */
 mlx_stream tu_stream(void);
 
