@@ -346,13 +346,10 @@ static void rope_rows(int dt, bool traditional, bool forward, const void *x, voi
 #define FK_FMA(a, b, c) ((a) * (b) + (c))
 #endif
 
-/* exp(x) for float32 without branches, so loops over it vectorise: 2^n
- * times a degree-7 polynomial on [-ln2/2, ln2/2] (within 2 ulp); 0 below
- * -87.3, infinity above 88.7, NaN kept. */
-static inline float fexp(float x)
+/* e^xc for xc already in [-87.3, 88.7]: the shared body of fexp and
+ * fexp_nonpos, which differ only in the clamps they need. */
+static inline float fexp_in_range(float xc)
 {
-    float xc = x > 88.7f ? 88.7f : x;
-    xc = xc < -87.3f ? -87.3f : xc;
     const float magic = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
     float k = xc * 1.44269504f + magic;
     uint32_t kb;
@@ -371,7 +368,17 @@ static inline float fexp(float x)
     uint32_t sb = (kb - 0x4B400000u + 127u) << 23;
     float scale;
     memcpy(&scale, &sb, sizeof scale);
-    float e = p * scale;
+    return p * scale;
+}
+
+/* exp(x) for float32 without branches, so loops over it vectorise: 2^n
+ * times a degree-7 polynomial on [-ln2/2, ln2/2] (within 2 ulp); 0 below
+ * -87.3, infinity above 88.7, NaN kept. */
+static inline float fexp(float x)
+{
+    float xc = x > 88.7f ? 88.7f : x;
+    xc = xc < -87.3f ? -87.3f : xc;
+    float e = fexp_in_range(xc);
     e = x < -87.3f ? 0.0f : e;
     return x > 88.7f ? INFINITY : e;
 }
@@ -407,26 +414,7 @@ static inline float row_max(const float *x, size_t n, float start)
  * clamp to pay for. */
 static inline float fexp_nonpos(float x)
 {
-    float xc = x < -87.3f ? -87.3f : x;
-    const float magic = 12582912.0f;
-    float k = xc * 1.44269504f + magic;
-    uint32_t kb;
-    memcpy(&kb, &k, sizeof kb);
-    float n = k - magic;
-    float r = xc - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
-    float p = 1.0f / 5040;
-    p = FK_FMA(p, r, 1.0f / 720);
-    p = FK_FMA(p, r, 1.0f / 120);
-    p = FK_FMA(p, r, 1.0f / 24);
-    p = FK_FMA(p, r, 1.0f / 6);
-    p = FK_FMA(p, r, 0.5f);
-    p = FK_FMA(p, r, 1.0f);
-    p = FK_FMA(p, r, 1.0f);
-    uint32_t sb = (kb - 0x4B400000u + 127u) << 23;
-    float scale;
-    memcpy(&scale, &sb, sizeof scale);
-    float e = p * scale;
+    float e = fexp_in_range(x < -87.3f ? -87.3f : x);
     return x < -87.3f ? 0.0f : e;
 }
 
