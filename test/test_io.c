@@ -431,6 +431,14 @@ static void test_malformed_npy_fails_with_one_error(void **state)
         n = npy_bytes(b, bad_headers[k], k == 0 ? 7 : 8);
         expect_bad_npy(b, n, "[load]");
     }
+    /* a reader whose header promises 800 MB and holds 8 bytes: refused
+     * before the buffer is allocated (a reader has no size to check) */
+    n = npy_bytes(b, "{'descr': '<f4', 'fortran_order': False, 'shape': (200000000,), }", 8);
+    size_t peak = 0;
+    assert_int_equal(mlx_reset_peak_memory(), 0);
+    expect_bad_npy(b, n, "[load] <memory> is truncated: its header describes 800000000 bytes of data");
+    assert_int_equal(mlx_get_peak_memory(&peak), 0);
+    assert_true(peak < (1u << 20));
     /* a file that is shorter than its header says */
     char path[600];
     tmp_path(path, sizeof path, "short.npy");
@@ -681,6 +689,14 @@ static void test_malformed_safetensors_fails_with_one_error(void **state)
         n = st_bytes(b, bad[k].header, bad[k].data);
         expect_bad_st(b, n, "[load_safetensors]");
     }
+    /* a reader whose header places 800 MB of data where 8 bytes follow:
+     * refused before the buffer is allocated */
+    n = st_bytes(b, "{\"a\":{\"dtype\":\"F32\",\"shape\":[200000000],\"data_offsets\":[0,800000000]}}", 8);
+    size_t peak = 0;
+    assert_int_equal(mlx_reset_peak_memory(), 0);
+    expect_bad_st(b, n, "[load_safetensors]");
+    assert_int_equal(mlx_get_peak_memory(&peak), 0);
+    assert_true(peak < (1u << 20));
     /* a value nested past the parser's depth limit (64) */
     char deep[400];
     int at = snprintf(deep, sizeof deep, "{\"a\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0,8],\"x\":");

@@ -292,6 +292,11 @@ mc_array *mc_npy_load(mc_io_src *src, const char *fn)
         return NULL;
     }
     uint64_t offset = 8 + len_bytes + (uint64_t)header_len;
+    if (src->size == UINT64_MAX && (nbytes > UINT64_MAX - offset || !mc_io_holds(src, offset + nbytes))) {
+        mc_error("[%s] %s is truncated: its header describes %zu bytes of data, which it does not hold.", fn,
+                 src->label, nbytes);
+        return NULL;
+    }
     if (src->size != UINT64_MAX && (offset > src->size || nbytes > src->size - offset)) {
         mc_error("[%s] %s is truncated: its header describes %zu bytes of data, %llu follow it.", fn, src->label,
                  nbytes, (unsigned long long)(offset > src->size ? 0 : src->size - offset));

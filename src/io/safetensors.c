@@ -67,6 +67,12 @@ static const mc_st_entry **check_ranges(const mc_st_header *h, uint64_t data_siz
 
 static mc_array *load_tensor(mc_io_src *src, const mc_st_entry *e, uint64_t data_start, const char *fn)
 {
+    /* ranges were checked against the size of a file; a reader has none */
+    if (src->size == UINT64_MAX && !mc_io_holds(src, data_start + e->end)) {
+        mc_error("[%s] %s is truncated: its header places data up to byte %llu, which it does not hold.", fn,
+                 src->label, (unsigned long long)(data_start + e->end));
+        return NULL;
+    }
     mc_array *a = mc_array_alloc(fn, e->dtype, e->ndim, e->shape);
     if (!a)
         return NULL;

@@ -124,6 +124,19 @@ int mc_io_read_at(mc_io_src *src, void *dst, size_t n, uint64_t offset, const ch
     return 0;
 }
 
+bool mc_io_holds(mc_io_src *src, uint64_t end)
+{
+    if (end == 0)
+        return true;
+    if (!src->rd)
+        return end <= src->size;
+    if (end - 1 > SIZE_MAX)
+        return false;
+    char last;
+    src->rd->vt.read_at_offset(src->rd->desc, &last, 1, (size_t)(end - 1));
+    return src->rd->vt.good(src->rd->desc);
+}
+
 int mc_io_read(mc_io_src *src, void *dst, size_t n, const char *fn)
 {
     if (src->rd) {

@@ -34,6 +34,11 @@ void mc_io_src_close(mc_io_src *src);
 int mc_io_read(mc_io_src *src, void *dst, size_t n, const char *fn);
 /* Reads n bytes at offset (large files in parallel). Same returns. */
 int mc_io_read_at(mc_io_src *src, void *dst, size_t n, uint64_t offset, const char *fn);
+/* Whether the source holds a byte at end - 1 (true for end 0). A file is
+ * checked against its size; a reader, which has none, by reading that
+ * byte, so that a header claiming more data than follows is refused
+ * before a buffer of that size is allocated. Reports nothing. */
+bool mc_io_holds(mc_io_src *src, uint64_t end);
 
 typedef struct mc_io_sink {
     int fd;          /* -1 for a writer */
