@@ -424,11 +424,10 @@ static inline __attribute__((always_inline)) void lut_rows(const mc_qmat *q, int
     /* the next pair of rows, read ahead while this pair computes: with the
      * kernel about as fast as memory, loads that wait are not hidden */
     const uint8_t *ahead = (const uint8_t *)(q->w + (size_t)(n + R) * q->wld);
-    const size_t row_bytes = q->wld * sizeof *q->w;
+    const size_t row_bytes = q->wld * sizeof *q->w, group_bytes = K * (size_t)bits / 8 / (size_t)ng;
     for (int g = 0; g < ng; g++) {
         __m512 lut[2];
-        for (size_t off = (size_t)g * row_bytes / (size_t)ng; off < (size_t)(g + 1) * row_bytes / (size_t)ng;
-             off += 64)
+        for (size_t off = (size_t)g * group_bytes; off < (size_t)(g + 1) * group_bytes; off += 64)
             for (int r = 0; r < R; r++)
                 _mm_prefetch((const char *)(ahead + (size_t)r * row_bytes + off), _MM_HINT_T0);
         for (int r = 0; r < R; r++)
