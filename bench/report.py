@@ -700,8 +700,8 @@ def build(figs, info, meta):
     w(r.row("svd 1024x1024 float32 (U, S, Vt)", ("mlx", "svd_1024_f32", 2),
             ("numpy", "svd_1024_f32", 2), "numpy `linalg.svd`", 1.0))
     w("")
-    w("One batched call each. The solves run one LAPACK getrf + getrs per "
-      "matrix, the batch split over the pool; the SVD is one sgesdd on one "
+    w("One batched call each. The solves run one LAPACK gesv per "
+      "matrix (numpy's call), the batch split over the pool; the SVD is one sgesdd on one "
       "thread (numpy's runs on OpenBLAS's threads).")
     w("## Fourier transforms")
     w("")

@@ -196,7 +196,7 @@ NOTES = {
     "mlx_linalg_eig": "complex64 input: right eigenvectors (MLX returns their conjugates, which are not eigenvectors); real input as MLX",
     "mlx_linalg_eigh": "an UPLO other than L/U (first letter, either case) is an error; MLX hands it to LAPACK",
     "mlx_linalg_eigvalsh": "as mlx_linalg_eigh",
-    "mlx_linalg_solve": "one getrf + getrs per matrix (MLX: lu, then two tri_inv @ b): the same solution, backward stable; differentiable in b only, as MLX; no vmap (its LUF reports MLX's \"[Primitive::vmap] Not implemented for LUF.\")",
+    "mlx_linalg_solve": "one LAPACK gesv per matrix (MLX: lu, then two tri_inv @ b): the same solution, backward stable; differentiable in b only, as MLX; no vmap (its LUF reports MLX's \"[Primitive::vmap] Not implemented for LUF.\")",
     "mlx_linalg_lu_factor": "float32 matrices of at most 2^24 rows; no vmap, as MLX (\"[Primitive::vmap] Not implemented for LUF.\")",
     "mlx_linalg_lu": "no vmap, as MLX (\"[Primitive::vmap] Not implemented for LUF.\")",
     "mlx_linalg_inv": "no vjp or jvp, as MLX 0.31.1's Inverse has none (\"Not implemented for Inverse\")",

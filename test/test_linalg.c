@@ -511,6 +511,15 @@ static void test_errors_are_mlx_messages(void **state)
     assert_int_not_equal(mlx_array_eval(r), 0);
     tu_expect_error("[LUF::eval_cpu] sgetrf_ failed with code 2 because matrix is singular");
     mlx_array_free(rhs);
+    /* MLX factors a itself, not its transpose: for [[0, 0], [1, 1]] the
+     * zero pivot is the second (the transpose's would be the first) */
+    double z01[4] = {0, 0, 1, 1};
+    mlx_array zs = make(MLX_FLOAT64, z01, s22, 2);
+    rhs = make(MLX_FLOAT64, two, s2, 1);
+    OK(mlx_linalg_solve(&r, zs, rhs, S));
+    assert_int_not_equal(mlx_array_eval(r), 0);
+    tu_expect_error("[LUF::eval_cpu] sgetrf_ failed with code 2 because matrix is singular");
+    mlx_array_free(rhs), mlx_array_free(zs);
     OK(mlx_linalg_lu_factor(&r, &r1, sq, S));
     assert_int_not_equal(mlx_array_eval(r), 0);
     tu_expect_error("[LUF::eval_cpu] sgetrf_ failed with code 2 because matrix is singular");
