@@ -437,6 +437,33 @@ static void test_large_convolutions_match_direct_reference(void **state)
     check_large(&t, MLX_FLOAT32);
 }
 
+/* The depthwise kernel sums blocks of channels in registers over at most
+ * 64 taps per pass: full blocks, a tail, float64's narrower block, and
+ * kernels of more than 64 and 128 taps (several passes) against the
+ * direct reference. */
+static void test_depthwise_blocks_tails_and_long_kernels_match_direct_reference(void **state)
+{
+    (void)state;
+    ref_conv r = make2d(2, 13, 11, 128, 128, 3, 1, 1, 128); /* two blocks of 64 */
+    check_large(&r, MLX_FLOAT32);
+    r = make2d(1, 9, 10, 70, 70, 3, 2, 1, 70); /* a block and a tail of 6, stride 2 */
+    check_large(&r, MLX_FLOAT32);
+    r = make2d(2, 9, 9, 40, 40, 3, 1, 1, 40); /* float64: a block of 32 and 8 */
+    check_large(&r, MLX_FLOAT64);
+    check_large(&r, MLX_FLOAT16);
+    r = make2d(1, 12, 12, 64, 64, 9, 1, 4, 64); /* 81 taps: two passes */
+    check_large(&r, MLX_FLOAT32);
+    ref_conv l = {.nsp = 1, .N = 2, .C = 20, .O = 20, .groups = 20, .flip = 1};
+    l.in[0] = 400;
+    l.k[0] = 150; /* 150 taps at most: three passes */
+    l.stride[0] = 2;
+    l.lo[0] = 30;
+    l.kdil[0] = 2;
+    l.idil[0] = 1;
+    l.out[0] = out_size(400, 150, 2, 30, 2, 1);
+    check_large(&l, MLX_FLOAT32);
+}
+
 /* A transposed (strided) input view gives what its contiguous copy gives. */
 static void test_strided_input_view_matches_contiguous(void **state)
 {
@@ -782,6 +809,7 @@ int main(void)
         cmocka_unit_test_teardown(test_bad_handles_and_vectors_are_refused, tu_test_teardown),
         cmocka_unit_test_teardown(test_empty_vectors_take_defaults, tu_test_teardown),
         cmocka_unit_test_teardown(test_large_convolutions_match_direct_reference, tu_test_teardown),
+        cmocka_unit_test_teardown(test_depthwise_blocks_tails_and_long_kernels_match_direct_reference, tu_test_teardown),
         cmocka_unit_test_teardown(test_strided_input_view_matches_contiguous, tu_test_teardown),
         cmocka_unit_test_teardown(test_compiled_convolution_matches_eager, tu_test_teardown),
         cmocka_unit_test_teardown(test_scratch_stays_far_below_a_whole_im2col, tu_test_teardown),
