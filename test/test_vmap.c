@@ -750,6 +750,7 @@ static bool one_node(int prim)
         MC_PRIM_SCATTER_AXIS, MC_PRIM_ADDMM, MC_PRIM_RMS_NORM, MC_PRIM_LAYER_NORM, MC_PRIM_ROPE,
         MC_PRIM_SDPA, MC_PRIM_QUANTIZE, MC_PRIM_DEQUANTIZE, MC_PRIM_CONVOLUTION,
         MC_PRIM_FUSED,
+        MC_PRIM_RANDOM_BITS, MC_PRIM_RANDOM_DIST, MC_PRIM_RANDOM_PERMUTATION,
     };
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
         if (ids[i] == prim)
