@@ -560,6 +560,81 @@ static void test_multivariate_normal_differentiates_in_the_mean_as_mlx(void **st
     mlx_closure_free(fm), mlx_closure_free(fc);
 }
 
+#ifdef MC_FAULT_INJECTION
+#include "runtime/alloc.h"
+
+/* vmap(draw)(in) evaluated, failing as a whole: the status. */
+static int vmap_eval(draw_fn d, const mlx_array *in, size_t n, const int *axes)
+{
+    mlx_closure f = mlx_closure_new_func_payload(run_draw, (void *)&d, NULL);
+    mlx_vector_array args = mlx_vector_array_new_data(in, n), outs = mlx_vector_array_new();
+    mlx_vector_array s_in = mlx_vector_array_new(), s_out = mlx_vector_array_new();
+    mlx_array r = mlx_array_new();
+    int zero = 0;
+    int rc = !f.ctx || !args.ctx || !outs.ctx || !s_in.ctx || !s_out.ctx ||
+             mlx_detail_vmap_trace(&s_in, &s_out, f, args, axes, n) ||
+             mlx_detail_vmap_replace(&outs, args, s_in, s_out, axes, n, &zero, 1) ||
+             mlx_vector_array_get(&r, outs, 0) || mlx_array_eval(r);
+    mlx_array_free(r);
+    mlx_vector_array_free(args), mlx_vector_array_free(outs);
+    mlx_vector_array_free(s_in), mlx_vector_array_free(s_out);
+    mlx_closure_free(f);
+    return rc;
+}
+
+/* The batched draws and a truncated_normal vjp, with the Nth allocation
+ * failing for each N: one message or none, no array data left behind. */
+static void test_batched_draws_fail_cleanly_at_every_allocation(void **state)
+{
+    (void)state;
+    const float neg[] = {-1, -1.5f, -1.9f}, ups[] = {1, 2, 0.5f}, ones[] = {1, 1, 1, 1};
+    mlx_array in[3] = {keys3(), tu_f32(neg, (const int[]){3}, 1), tu_f32(ups, (const int[]){3}, 1)};
+    mlx_array lo = f32_scalar(-1), hi = f32_scalar(2), cot = tu_f32(ones, (const int[]){4}, 1);
+    assert_int_equal(mlx_array_eval(in[0]), 0);
+    size_t base = 0, now = 0;
+    assert_int_equal(mlx_get_active_memory(&base), 0);
+    long failed = 0;
+    for (long n = 0;; n++) {
+        tu_reset_errors();
+        mc_fault_fail_after(n);
+        mlx_closure f = mlx_closure_new_func(tn_fun);
+        mlx_array prim[2] = {lo, hi};
+        mlx_vector_array p = mlx_vector_array_new_data(prim, 2), c = mlx_vector_array_new_data(&cot, 1);
+        mlx_vector_array outs = mlx_vector_array_new(), vjps = mlx_vector_array_new();
+        mlx_array g = mlx_array_new();
+        int rc = vmap_eval(d_truncated_bounds, in, 3, (const int[]){0, 0, 0}) ||
+                 vmap_eval(d_permutation, in, 1, (const int[]){0}) ||
+                 vmap_eval(d_split, in, 1, (const int[]){0}) || !f.ctx || !p.ctx || !c.ctx || !outs.ctx ||
+                 !vjps.ctx || mlx_vjp(&outs, &vjps, f, p, c) || mlx_vector_array_get(&g, vjps, 0) ||
+                 mlx_array_eval(g);
+        long made = mc_fault_count();
+        mc_fault_fail_after(-1);
+        mlx_array_free(g);
+        mlx_vector_array_free(p), mlx_vector_array_free(c), mlx_vector_array_free(outs);
+        mlx_vector_array_free(vjps);
+        mlx_closure_free(f);
+        if (rc != 0) {
+            /* a handle constructor that failed reports too; one message */
+            if (tu_error_count() != 1)
+                fail_msg("allocation %ld failing gave %d messages (last: %s)", n, tu_error_count(),
+                         tu_last_error());
+            failed++;
+        } else if (tu_error_count() != 0) {
+            fail_msg("allocation %ld failing: succeeded but reported %s", n, tu_last_error());
+        }
+        tu_reset_errors();
+        assert_int_equal(mlx_get_active_memory(&now), 0);
+        if (now != base)
+            fail_msg("allocation %ld failing left %zu bytes behind", n, now - base);
+        if (rc == 0 && made <= n)
+            break;
+    }
+    assert_true(failed > 10);
+    tu_free_n(in, 3);
+    TU_FREE(lo, hi, cot);
+}
+#endif
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -571,6 +646,9 @@ int main(void)
         cmocka_unit_test_teardown(test_truncated_normal_gradients_in_its_bounds_equal_mlx, tu_test_teardown),
         cmocka_unit_test_teardown(test_truncated_normal_jvp_in_its_bounds_equals_mlx, tu_test_teardown),
         cmocka_unit_test_teardown(test_multivariate_normal_differentiates_in_the_mean_as_mlx, tu_test_teardown),
+#ifdef MC_FAULT_INJECTION
+        cmocka_unit_test_teardown(test_batched_draws_fail_cleanly_at_every_allocation, tu_test_teardown),
+#endif
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

@@ -12,6 +12,7 @@
 #include "graph/prims_random.h"
 #include "graph/prims_slice.h"
 #include "graph/vmap_rules.h"
+#include "runtime/alloc.h"
 #include "runtime/error.h"
 #include "runtime/pool.h"
 #include "simd/random.h"
@@ -41,21 +42,22 @@ static int check_key(mc_array *key, int out_ndim, const int *out_shape, const ch
     return 0;
 }
 
-/* Every key of the input, row-major, as pairs in a new buffer (free()),
- * or NULL with an error; *num gets their count. */
+/* Every key of the input, row-major, as pairs in a new buffer
+ * (mc_xfree), or NULL with an error; *num gets their count. */
 static uint32_t *read_keys(const mc_array *key, size_t *num, const char *fn)
 {
     size_t n = key->size / 2;
-    uint32_t *k = malloc((n ? n : 1) * 2 * sizeof *k);
+    uint32_t *k = mc_xmalloc((n ? n : 1) * 2 * sizeof *k);
     if (!k) {
-        mc_error("[%s] out of memory for %zu keys.", fn, n);
+        mc_error_oom(fn, (n ? n : 1) * 2 * sizeof *k);
         return NULL;
     }
     const uint32_t *d = key->data;
     for (size_t e = 0; e < key->size; e++) {
-        size_t rest = e, off = 0;
+        size_t rest = e;
+        int64_t off = 0; /* strides may be negative or 0 (a broadcast key) */
         for (int ax = key->ndim - 1; ax >= 0; ax--) {
-            off += (rest % (size_t)key->shape[ax]) * (size_t)key->strides[ax];
+            off += (int64_t)(rest % (size_t)key->shape[ax]) * key->strides[ax];
             rest /= (size_t)key->shape[ax];
         }
         k[e] = d[off];
@@ -142,12 +144,12 @@ static int bits_eval(mc_array *out, mc_array *const *in, int n, const void *para
     size_t num;
     uint32_t *keys = read_keys(in[0], &num, "bits");
     if (!keys || mc_array_alloc_data(out, "bits")) {
-        free(keys);
+        mc_xfree(keys);
         return 1;
     }
     bits_job job = {.keys = keys, .nbytes = num ? out->size * (size_t)p->width / num : 0, .out = out->data};
     run_keyed(num, mc_random_bits_jobs(job.nbytes), bits_range, &job);
-    free(keys);
+    mc_xfree(keys);
     return 0;
 }
 
@@ -276,14 +278,14 @@ static int dist_eval(mc_array *out, mc_array *const *in, int n, const void *para
     size_t num;
     uint32_t *keys = read_keys(in[0], &num, dist_name(p));
     if (!keys || mc_array_alloc_data(out, dist_name(p))) {
-        free(keys);
+        mc_xfree(keys);
         return 1;
     }
     job.keys = keys;
     job.n = num ? out->size / num : 0;
     job.out = out->data;
     run_keyed(num, mc_random_bits_jobs(4 * job.n), dist_range, &job);
-    free(keys);
+    mc_xfree(keys);
     return 0;
 }
 
@@ -319,7 +321,7 @@ static int dist_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *co
         for (int d = 0; d < p.ndim; d++)
             ones[d] = d == 0 ? b : 1;
         mc_array *r = f && (int)f->size == b && f->ndim != p.ndim ? mc_node_reshape(f, p.ndim, ones, fn)
-                                                                     : (f ? mc_array_retain(f) : NULL);
+                                                                  : (f ? mc_array_retain(f) : NULL);
         mc_array *w = r ? mc_node_broadcast(r, p.ndim, p.shape, fn) : NULL;
         args[i] = w ? mc_node_new(fn, MC_PRIM_CONTIGUOUS, &w, 1, &row, sizeof row) : NULL;
         mc_array_release(f), mc_array_release(r), mc_array_release(w);
@@ -370,10 +372,7 @@ static bool linear_kind(const mc_random_dist_params *p)
 
 /* Whether the node's parameter inputs have derivatives: uniform's and
  * normal's (linear), truncated_normal's bounds (below). */
-static bool differentiable(const mc_random_dist_params *p)
-{
-    return linear_kind(p) || p->kind == MC_RD_TRUNCATED;
-}
+static bool differentiable(const mc_random_dist_params *p) { return linear_kind(p) || p->kind == MC_RD_TRUNCATED; }
 
 /* d out / d bound for truncated_normal, elementwise: bound i = 1 is the
  * lower, 2 the upper. MLX composes it as out = max(min(hi, x), lo) with
@@ -391,13 +390,14 @@ static mc_array *truncated_factor(mc_gb *s, mc_array *node, int i)
     mlx_dtype d = node->dtype;
     mc_array *v = standard_draw(s, node);
     mc_array *above_lo = mc_gb_binary(s, MC_B_GREATER, node, lo, d);
-    mc_array *inside = mc_gb_binary(s, MC_B_LOGICAL_AND, above_lo, mc_gb_binary(s, MC_B_LESS, node, hi, d), MLX_BOOL);
+    mc_array *inside =
+        mc_gb_binary(s, MC_B_LOGICAL_AND, above_lo, mc_gb_binary(s, MC_B_LESS, node, hi, d), MLX_BOOL);
     mc_array *clipped = i == 1 ? mc_gb_binary(s, MC_B_LESS_EQUAL, node, lo, d)
                                : mc_gb_binary(s, MC_B_LOGICAL_AND, above_lo,
                                               mc_gb_binary(s, MC_B_GREATER_EQUAL, node, hi, d), MLX_BOOL);
-    mc_array *half_sq = mc_gb_op(s, MC_B_MULTIPLY, mc_gb_scalar(s, 0.5, d),
-                                 mc_gb_op(s, MC_B_MULTIPLY, mc_gb_op(s, MC_B_SUBTRACT, node, bound),
-                                          mc_gb_op(s, MC_B_ADD, node, bound)));
+    mc_array *half_sq = mc_gb_op(
+        s, MC_B_MULTIPLY, mc_gb_scalar(s, 0.5, d),
+        mc_gb_op(s, MC_B_MULTIPLY, mc_gb_op(s, MC_B_SUBTRACT, node, bound), mc_gb_op(s, MC_B_ADD, node, bound)));
     mc_array *du = i == 1 ? mc_gb_op(s, MC_B_SUBTRACT, mc_gb_scalar(s, 1, d), v) : v;
     mc_array *g = mc_gb_op(s, MC_B_MULTIPLY, mc_gb_unary(s, MC_U_EXP, half_sq), du);
     return mc_gb_where(s, inside, g, mc_gb_astype(s, clipped, d));
@@ -542,7 +542,7 @@ static int perm_eval(mc_array *out, mc_array *const *in, int n, const void *para
     uint32_t *w = malloc((count ? count : 1) * sizeof *w), *tmp = malloc((count ? count : 1) * sizeof *tmp);
     uint32_t *keys = w && tmp ? read_keys(in[0], &num, "permutation") : NULL;
     if (!keys || mc_array_alloc_data(out, "permutation")) {
-        free(w), free(tmp), free(keys);
+        free(w), free(tmp), mc_xfree(keys);
         return w && tmp ? 1 : mc_error("[permutation] out of memory for %zu elements.", count);
     }
     perm_job job = {.keys = keys, .n = (size_t)p->n, .out = out->data, .w = w, .tmp = tmp};
@@ -550,7 +550,7 @@ static int perm_eval(mc_array *out, mc_array *const *in, int n, const void *para
     size_t grain = job.n >= RANDOM_GRAIN ? 1 : RANDOM_GRAIN / (job.n + 1);
     if (job.n)
         mc_parallel_for(num, grain, perm_range, &job);
-    free(w), free(tmp), free(keys);
+    free(w), free(tmp), mc_xfree(keys);
     return 0;
 }
 
@@ -578,4 +578,3 @@ const mc_prim_info mc_prim_random_permutation = {
     .jvp = mc_jvp_zeros,
     .vmap = perm_vmap,
 };
-
