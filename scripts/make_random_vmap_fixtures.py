@@ -60,6 +60,7 @@ add("permutation_x", vk(lambda k: mx.random.permutation(X, axis=0, key=k)))
 add("truncated_normal", vk(lambda k: mx.random.truncated_normal(-1.0, 2.0, (5,), key=k)))
 add("gumbel", vk(lambda k: mx.random.gumbel((3,), key=k)))
 add("laplace", vk(lambda k: mx.random.laplace((4,), key=k)))
+add("split_then_normal", vk(lambda k: mx.random.normal((3,), key=mx.random.split(k)[1])))
 # one key, a batched parameter: every element draws the same bits
 LOWS = mx.array([0.0, 0.5, 0.9], f32)
 add("uniform_batched_low", mx.vmap(lambda lo: mx.random.uniform(lo, 1.0, (3,), key=K1))(LOWS))

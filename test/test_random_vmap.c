@@ -237,6 +237,15 @@ static int d_laplace(mlx_array *o, const mlx_array *k)
     return mlx_random_laplace(o, (const int[]){4}, 1, MLX_FLOAT32, 0, 1, k[0], S());
 }
 
+static int d_split_then_normal(mlx_array *o, const mlx_array *k)
+{
+    mlx_array a = mlx_array_new(), b = mlx_array_new();
+    int rc = mlx_random_split(&a, &b, k[0], S()) ||
+             mlx_random_normal(o, (const int[]){3}, 1, MLX_FLOAT32, 0, 1, b, S());
+    TU_FREE(a, b);
+    return rc;
+}
+
 static mlx_array key_of(uint64_t seed)
 {
     mlx_array k = mlx_array_new();
@@ -324,6 +333,7 @@ static void test_vmap_over_keys_equals_mlx_in_one_node(void **state)
         {"truncated_normal", d_truncated, 1},
         {"gumbel", d_gumbel, 1},
         {"laplace", d_laplace, 1},
+        {"split_then_normal", d_split_then_normal, 2},
     };
     mlx_array ks = keys3();
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
