@@ -451,8 +451,9 @@ static void test_vmapped_bits_of_every_width_are_each_keys_own_bits(void **state
 /* truncated_normal(lower, upper, (4,), key(1)) */
 static int tn_fun(mlx_vector_array *res, const mlx_vector_array in)
 {
-    mlx_array lo = mlx_array_new(), hi = mlx_array_new(), k = key_of(1), out = mlx_array_new();
-    int rc = mlx_vector_array_get(&lo, in, 0) || mlx_vector_array_get(&hi, in, 1) ||
+    /* no asserts here: the fault sweep runs it with allocations failing */
+    mlx_array lo = mlx_array_new(), hi = mlx_array_new(), k = mlx_array_new(), out = mlx_array_new();
+    int rc = mlx_random_key(&k, 1) || mlx_vector_array_get(&lo, in, 0) || mlx_vector_array_get(&hi, in, 1) ||
              mlx_random_truncated_normal(&out, lo, hi, (const int[]){4}, 1, MLX_FLOAT32, k, S()) ||
              mlx_vector_array_set_value(res, out);
     TU_FREE(lo, hi, k, out);
@@ -573,23 +574,48 @@ static void test_multivariate_normal_differentiates_in_the_mean_as_mlx(void **st
 #ifdef MC_FAULT_INJECTION
 #include "runtime/alloc.h"
 
-/* vmap(draw)(in) evaluated, failing as a whole: the status. */
-static int vmap_eval(draw_fn d, const mlx_array *in, size_t n, const int *axes)
+/* One vmapped call, its handles made before the hook is armed, so a
+ * failure is the transform's or the primitives' own. */
+typedef struct vcall {
+    draw_fn d;
+    mlx_closure f;
+    mlx_vector_array args, outs, s_in, s_out;
+    const int *axes;
+    size_t n;
+} vcall;
+
+static void vcall_init(vcall *v, draw_fn d, const mlx_array *in, size_t n, const int *axes)
 {
-    mlx_closure f = mlx_closure_new_func_payload(run_draw, (void *)&d, NULL);
-    mlx_vector_array args = mlx_vector_array_new_data(in, n), outs = mlx_vector_array_new();
-    mlx_vector_array s_in = mlx_vector_array_new(), s_out = mlx_vector_array_new();
-    mlx_array r = mlx_array_new();
+    v->d = d;
+    v->f = mlx_closure_new_func_payload(run_draw, (void *)&v->d, NULL);
+    v->args = mlx_vector_array_new_data(in, n);
+    v->outs = mlx_vector_array_new(), v->s_in = mlx_vector_array_new(), v->s_out = mlx_vector_array_new();
+    v->axes = axes, v->n = n;
+}
+
+static void vcall_free(vcall *v)
+{
+    mlx_closure_free(v->f);
+    mlx_vector_array_free(v->args), mlx_vector_array_free(v->outs);
+    mlx_vector_array_free(v->s_in), mlx_vector_array_free(v->s_out);
+}
+
+/* vmap(draw)(in) evaluated: the status; the outputs are dropped after. */
+static int vcall_run(vcall *v, mlx_array *r)
+{
     int zero = 0;
-    int rc = !f.ctx || !args.ctx || !outs.ctx || !s_in.ctx || !s_out.ctx ||
-             mlx_detail_vmap_trace(&s_in, &s_out, f, args, axes, n) ||
-             mlx_detail_vmap_replace(&outs, args, s_in, s_out, axes, n, &zero, 1) ||
-             mlx_vector_array_get(&r, outs, 0) || mlx_array_eval(r);
-    mlx_array_free(r);
-    mlx_vector_array_free(args), mlx_vector_array_free(outs);
-    mlx_vector_array_free(s_in), mlx_vector_array_free(s_out);
-    mlx_closure_free(f);
+    int rc = mlx_detail_vmap_trace(&v->s_in, &v->s_out, v->f, v->args, v->axes, v->n) ||
+             mlx_detail_vmap_replace(&v->outs, v->args, v->s_in, v->s_out, v->axes, v->n, &zero, 1) ||
+             mlx_vector_array_get(r, v->outs, 0) || mlx_array_eval(*r);
     return rc;
+}
+
+/* Drops what a run left in the call's vectors (with the hook disarmed). */
+static void vcall_empty(vcall *v)
+{
+    mlx_vector_array *vs[3] = {&v->outs, &v->s_in, &v->s_out};
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(mlx_vector_array_set_data(vs[i], NULL, 0), 0);
 }
 
 /* The batched draws and a truncated_normal vjp, with the Nth allocation
@@ -599,32 +625,34 @@ static void test_batched_draws_fail_cleanly_at_every_allocation(void **state)
     (void)state;
     const float neg[] = {-1, -1.5f, -1.9f}, ups[] = {1, 2, 0.5f}, ones[] = {1, 1, 1, 1};
     mlx_array in[3] = {keys3(), tu_f32(neg, (const int[]){3}, 1), tu_f32(ups, (const int[]){3}, 1)};
-    mlx_array lo = f32_scalar(-1), hi = f32_scalar(2), cot = tu_f32(ones, (const int[]){4}, 1);
+    mlx_array prim[2] = {f32_scalar(-1), f32_scalar(2)}, cot = tu_f32(ones, (const int[]){4}, 1);
     assert_int_equal(mlx_array_eval(in[0]), 0);
+    static const int axes3[3] = {0, 0, 0};
+    vcall calls[3];
+    vcall_init(&calls[0], d_truncated_bounds, in, 3, axes3);
+    vcall_init(&calls[1], d_permutation, in, 1, axes3);
+    vcall_init(&calls[2], d_split, in, 1, axes3);
+    mlx_closure f = mlx_closure_new_func(tn_fun);
+    mlx_vector_array p = mlx_vector_array_new_data(prim, 2), c = mlx_vector_array_new_data(&cot, 1);
+    mlx_vector_array outs = mlx_vector_array_new(), vjps = mlx_vector_array_new();
+    mlx_array r[3] = {mlx_array_new(), mlx_array_new(), mlx_array_new()}, g = mlx_array_new();
     size_t base = 0, now = 0;
     assert_int_equal(mlx_get_active_memory(&base), 0);
     long failed = 0;
     for (long n = 0;; n++) {
         tu_reset_errors();
         mc_fault_fail_after(n);
-        mlx_closure f = mlx_closure_new_func(tn_fun);
-        mlx_array prim[2] = {lo, hi};
-        mlx_vector_array p = mlx_vector_array_new_data(prim, 2), c = mlx_vector_array_new_data(&cot, 1);
-        mlx_vector_array outs = mlx_vector_array_new(), vjps = mlx_vector_array_new();
-        mlx_array g = mlx_array_new();
-        int rc = vmap_eval(d_truncated_bounds, in, 3, (const int[]){0, 0, 0}) ||
-                 vmap_eval(d_permutation, in, 1, (const int[]){0}) ||
-                 vmap_eval(d_split, in, 1, (const int[]){0}) || !f.ctx || !p.ctx || !c.ctx || !outs.ctx ||
-                 !vjps.ctx || mlx_vjp(&outs, &vjps, f, p, c) || mlx_vector_array_get(&g, vjps, 0) ||
-                 mlx_array_eval(g);
+        int rc = vcall_run(&calls[0], &r[0]) || vcall_run(&calls[1], &r[1]) || vcall_run(&calls[2], &r[2]) ||
+                 mlx_vjp(&outs, &vjps, f, p, c) || mlx_vector_array_get(&g, vjps, 0) || mlx_array_eval(g);
         long made = mc_fault_count();
         mc_fault_fail_after(-1);
-        mlx_array_free(g);
-        mlx_vector_array_free(p), mlx_vector_array_free(c), mlx_vector_array_free(outs);
-        mlx_vector_array_free(vjps);
-        mlx_closure_free(f);
+        tu_free_n(r, 3), mlx_array_free(g);
+        r[0] = mlx_array_new(), r[1] = mlx_array_new(), r[2] = mlx_array_new(), g = mlx_array_new();
+        for (int i = 0; i < 3; i++)
+            vcall_empty(&calls[i]);
+        assert_int_equal(mlx_vector_array_set_data(&outs, NULL, 0), 0);
+        assert_int_equal(mlx_vector_array_set_data(&vjps, NULL, 0), 0);
         if (rc != 0) {
-            /* a handle constructor that failed reports too; one message */
             if (tu_error_count() != 1)
                 fail_msg("allocation %ld failing gave %d messages (last: %s)", n, tu_error_count(),
                          tu_last_error());
@@ -640,8 +668,14 @@ static void test_batched_draws_fail_cleanly_at_every_allocation(void **state)
             break;
     }
     assert_true(failed > 10);
+    for (int i = 0; i < 3; i++)
+        vcall_free(&calls[i]);
+    mlx_vector_array_free(p), mlx_vector_array_free(c), mlx_vector_array_free(outs), mlx_vector_array_free(vjps);
+    mlx_closure_free(f);
+    tu_free_n(r, 3);
     tu_free_n(in, 3);
-    TU_FREE(lo, hi, cot);
+    tu_free_n(prim, 2);
+    TU_FREE(g, cot);
 }
 #endif
 
