@@ -435,7 +435,8 @@ def vmap_section(r, w):
     for label, name in (
             ("take of a (8000, 256) table at (64, 128) ids", "vmap_take_b64"),
             ("rms_norm of (64, 32, 512), weight unbatched", "vmap_rms_norm_b64"),
-            ("conv1d of (64, 1, 128, 32), (64, 3, 32) kernel", "vmap_conv1d_b64")):
+            ("conv1d of (64, 1, 128, 32), (64, 3, 32) kernel", "vmap_conv1d_b64"),
+            ("normal((4096,)) over 64 keys", "vmap_random_normal_b64")):
         w(r.row(label, ("mlx", name, 2), ("loop", name, 2),
                 "per-element loop", None))
     w("")

@@ -140,7 +140,7 @@ NOTES = {
     "mlx_sigmoid": "float32 within 3 ULP in tests",
     "mlx_power": "float32 1.0 ULP",
     "mlx_arctan2": "float32 3.5 ULP",
-    "mlx_random_key": "MLX 0.31.1's keys, splits, bits and values bit for bit (docs/random.md)",
+    "mlx_random_key": "MLX 0.31.1's keys, splits, bits and values bit for bit (docs/random.md); vmap over a batch of keys draws every key's values in one node, MLX's bytes (docs/vmap.md)",
     "mlx_random_seed": "global key under a mutex: concurrent draws each get a distinct key of the sequence (MLX's has no lock)",
     "mlx_random_normal": "bit for bit MLX 0.31.1's, float16/bfloat16/float32/float64 (float64 from a float32 draw, as MLX); complex64 as MLX composes it (erfinv of uniform pairs viewed as complex64, no sqrt(2) factor), within an ulp of MLX's erfinv",
     "mlx_random_normal_broadcast": "as mlx_random_normal",
@@ -157,7 +157,7 @@ NOTES = {
     "mlx_random_uniform": "bit for bit MLX 0.31.1's; float64 refused as MLX does",
     "mlx_random_gumbel": "bit for bit MLX 0.31.1's (glibc's logf); float64 refused as MLX does",
     "mlx_random_laplace": "bit for bit MLX 0.31.1's (libm's log1p)",
-    "mlx_random_truncated_normal": "bit for bit MLX 0.31.1's (MLX's erf and erfinv); float64 refused as MLX does; partial: not differentiable in lower/upper yet (vjp/jvp report \"not implemented\")",
+    "mlx_random_truncated_normal": "bit for bit MLX 0.31.1's (MLX's erf and erfinv); float64 refused as MLX does; differentiable in lower/upper as MLX's composition (erf, uniform, erfinv, clip): gradients and jvps within 2e-5 of MLX's; vmap over keys or bounds in one node, MLX's bytes",
     "mlx_random_randint": "MLX 0.31.1's float32-based draw: exact integers while the bounds are below 2^24",
     "mlx_random_permutation_arange": "bit for bit MLX 0.31.1's; 0 gives an empty array (MLX's CPU sort dies with SIGFPE)",
     "mlx_take": "an index outside the array (after a negative one counts from the end once) reads the nearest end, as mlx_gather; MLX reads outside the buffer",
@@ -201,7 +201,7 @@ NOTES = {
     "mlx_linalg_lu": "no vmap, as MLX (\"[Primitive::vmap] Not implemented for LUF.\")",
     "mlx_linalg_inv": "no vjp or jvp, as MLX 0.31.1's Inverse has none (\"Not implemented for Inverse\")",
     "mlx_bitwise_invert": "no vjp or jvp, as MLX (\"Not implemented for BitwiseInvert: MLX has no derivative for it.\")",
-    "mlx_random_multivariate_normal": "float32; SVD by mlx_linalg_svd (LAPACK sgesdd, as MLX): within 3.3e-7 relative of MLX's values in tests; partial: not differentiable in mean/cov yet",
+    "mlx_random_multivariate_normal": "float32; SVD by mlx_linalg_svd (LAPACK sgesdd, as MLX): within 3.3e-7 relative of MLX's values in tests; differentiable in mean as MLX; in cov, as in MLX 0.31.1, vjp/jvp report \"[Primitive::vjp] Not implemented for SVD.\" (jvp likewise)",
 }
 
 DECL = re.compile(r"^\s*(?:const\s+)?[\w\s\*]*?\b(_?mlx_\w+)\s*\(", re.M)

@@ -569,9 +569,9 @@ static void test_factorizations_have_no_derivative(void **state)
     mlx_vector_array prim = mlx_vector_array_new_value(a), outs = mlx_vector_array_new(),
                      g = mlx_vector_array_new();
     assert_int_not_equal(mlx_vjp(&outs, &g, f, prim, prim), 0);
-    tu_expect_error("[vjp] Not implemented for Inverse");
+    tu_expect_error("[Primitive::vjp] Not implemented for Inverse.");
     assert_int_not_equal(mlx_jvp(&outs, &g, f, prim, prim), 0);
-    tu_expect_error("[jvp] Not implemented for Inverse");
+    tu_expect_error("[Primitive::jvp] Not implemented for Inverse.");
     mlx_closure_free(f);
     /* solve: a derivative in b (test_grad checks it), none in a, as MLX */
     double bv[2] = {1, -1};
