@@ -51,6 +51,10 @@ typedef struct sdpa_job {
     size_t isz, msz, nqb, items, chunks, per_chunk; /* per_chunk: scratch elements */
     char *scratch;
     atomic_int failed; /* a BLAS call refused its sizes (not below INT_MAX) */
+    /* the panel path (float32 compute): */
+    int Hk;
+    size_t mr, nr, bk, dvp, npan, nsplit;
+    atomic_size_t next; /* the next item a slot claims */
 } sdpa_job;
 
 static double lowest_of(int dt)
@@ -136,20 +140,149 @@ static int gemm(const sdpa_job *j, int m, int n, int k, const void *a, int64_t l
                 mc_fast_mask_tile_##SFX(                                                                          \
                     j->mdt,                                                                                       \
                     j->mask + (j->ms[0] * b + j->ms[1] * h + j->ms[2] * i0 + j->ms[3] * j0) * (int64_t)j->msz,    \
-                    j->ms[2], j->ms[3], S, (size_t)rows, (size_t)cols, (size_t)cols, 0, 0, 0, lowest);            \
+                    j->ms[2], j->ms[3], S, (size_t)rows, (size_t)cols, (size_t)cols, 1, 0, 0, 0, lowest);         \
             else if (j->p->causal)                                                                                \
-                mc_fast_mask_tile_##SFX(0, NULL, 0, 0, S, (size_t)rows, (size_t)cols, (size_t)cols, i0, j0, diag, \
-                                        lowest);                                                                  \
+                mc_fast_mask_tile_##SFX(0, NULL, 0, 0, S, (size_t)rows, (size_t)cols, (size_t)cols, 1, i0, j0,   \
+                                        diag, lowest);                                                                  \
             j->fk->softmax_tile_##SFX(S, (size_t)rows, (size_t)cols, (size_t)cols, m, l, acc, (size_t)Dv,         \
                                       (size_t)Dv);                                                                \
             if (Dv > 0 && gemm(j, rows, Dv, cols, S, cols, vt, ldv, false, 1.0f, acc))                            \
                 atomic_store(&j->failed, 1);                                                                      \
         }                                                                                                         \
         char *yp = j->y + (((int64_t)b * j->Hq + h) * j->Lq + i0) * (int64_t)Dv * (int64_t)j->isz;                \
-        mc_fast_store_rows_##SFX(j->dt, acc, (size_t)rows, (size_t)Dv, (size_t)Dv, l, yp, Dv);                    \
+        mc_fast_store_rows_##SFX(j->dt, acc, (size_t)rows, (size_t)Dv, (size_t)Dv, 1, l, yp, Dv);                    \
     }
 SDPA_ITEM(item_f32, float, f32, false)
 SDPA_ITEM(item_f64, double, f64, true)
+
+/* ---- The panel path: float32, float16 and bfloat16 (computed in float32).
+ * An item is (batch, kv head, a range of query panels of nr queries) for
+ * all R query heads that share the kv head. It packs K (panels of mr keys)
+ * and V (as its transpose, panels of mr value columns) once, as far as
+ * the item's queries see, then runs each query panel over the keys in
+ * blocks of bk with the kernels' own product (attn_gemm): scores come out
+ * as a panel (key-major, nr queries per key), which is the layout the
+ * softmax step wants (elementwise over the nr queries) and the one the
+ * P V product reads, so nothing is packed per block. */
+
+/* Keys [0, kend) that a query panel from q0 (rows queries) must visit: as
+ * the BLAS path, the causal rule skips keys hidden from every row, unless
+ * some row sees no key at all. */
+static int panel_kend(const sdpa_job *j, int q0, int rows)
+{
+    int64_t diag = (int64_t)j->Lk - j->Lq;
+    if (j->p->causal && q0 + diag >= 0 && q0 + rows + diag < j->Lk)
+        return (int)(q0 + rows + diag);
+    return j->Lk;
+}
+
+static void panel_item(sdpa_job *j, size_t item, float *scr)
+{
+    const mc_fast_kernels *fk = j->fk;
+    size_t mr = j->mr, nr = j->nr, bk = j->bk, dvp = j->dvp;
+    size_t sp = item % j->nsplit;
+    int kvh = (int)(item / j->nsplit % (size_t)j->Hk), b = (int)(item / j->nsplit / (size_t)j->Hk);
+    size_t p0 = sp * j->npan / j->nsplit, p1 = (sp + 1) * j->npan / j->nsplit;
+    int D = j->D, Dv = j->Dv;
+    int kpack = 0;
+    for (size_t p = p0; p < p1; p++) {
+        int q0 = (int)(p * nr), rows = j->Lq - q0 < (int)nr ? j->Lq - q0 : (int)nr;
+        int ke = panel_kend(j, q0, rows);
+        kpack = ke > kpack ? ke : kpack;
+    }
+    if (kpack == 0)
+        return;
+    size_t kpanels = ((size_t)kpack + mr - 1) / mr;
+    float *Kp = scr, *Vp = Kp + kpanels * mr * (size_t)D, *Qp = Vp + dvp * (size_t)kpack;
+    float *St = Qp + nr * (size_t)D, *acc = St + bk * nr, *m = acc + dvp * nr, *l = m + nr;
+    mc_fast_pack_f32(j->dt, j->k + (j->ks[0] * b + j->ks[1] * kvh) * (int64_t)j->isz, j->ks[2], j->ks[3],
+                     (size_t)kpack, (size_t)D, mr, Kp, 1.0f);
+    mc_fast_pack_f32(j->dt, j->v + (j->vs[0] * b + j->vs[1] * kvh) * (int64_t)j->isz, j->vs[3], j->vs[2],
+                     (size_t)Dv, (size_t)kpack, mr, Vp, 1.0f);
+    float lowest = (float)lowest_of(j->dt);
+    int64_t diag = (int64_t)j->Lk - j->Lq;
+    for (int r = 0; r < j->R; r++) {
+        int h = kvh * j->R + r;
+        float m0 = -INFINITY, l0 = 0;
+        if (j->sinks) {
+            mc_fast_load_tile_f32(j->dt, j->sinks + (int64_t)h * (int64_t)j->isz, 0, 1, 1, 1, &m0, 1, 1);
+            l0 = 1;
+        }
+        for (size_t p = p0; p < p1; p++) {
+            int q0 = (int)(p * nr), rows = j->Lq - q0 < (int)nr ? j->Lq - q0 : (int)nr;
+            mc_fast_pack_f32(j->dt, j->q + (j->qs[0] * b + j->qs[1] * h + j->qs[2] * q0) * (int64_t)j->isz,
+                             j->qs[2], j->qs[3], (size_t)rows, (size_t)D, nr, Qp, (float)j->p->scale);
+            for (size_t i = 0; i < nr; i++) {
+                m[i] = m0;
+                l[i] = l0;
+            }
+            memset(acc, 0, sizeof(float) * dvp * nr);
+            int kend = panel_kend(j, q0, rows);
+            for (int j0 = 0; j0 < kend; j0 += (int)bk) {
+                size_t cols = (size_t)(kend - j0) < bk ? (size_t)(kend - j0) : bk;
+                /* scores of keys [j0, j0 + cols): whole panels of mr keys,
+                 * the last one's extra rows left unread */
+                for (size_t k0 = 0; k0 < cols; k0 += mr)
+                    fk->attn_gemm((size_t)D, Kp + ((size_t)j0 + k0) * (size_t)D, Qp, St + k0 * nr, false);
+                if (j->mask)
+                    mc_fast_mask_tile_f32(
+                        j->mdt,
+                        j->mask + (j->ms[0] * b + j->ms[1] * h + j->ms[2] * q0 + j->ms[3] * j0) * (int64_t)j->msz,
+                        j->ms[2], j->ms[3], St, (size_t)rows, cols, 1, nr, 0, 0, 0, lowest);
+                else if (j->p->causal)
+                    mc_fast_mask_tile_f32(0, NULL, 0, 0, St, (size_t)rows, cols, 1, nr, q0, j0, diag, lowest);
+                fk->softmax_panel_f32(St, cols, m, l, acc, dvp);
+                for (size_t d0 = 0; d0 < dvp; d0 += mr)
+                    fk->attn_gemm(cols, Vp + d0 * (size_t)kpack + (size_t)j0 * mr, St, acc + d0 * nr, true);
+            }
+            char *yp = j->y + (((int64_t)b * j->Hq + h) * j->Lq + q0) * (int64_t)Dv * (int64_t)j->isz;
+            mc_fast_store_rows_f32(j->dt, acc, (size_t)rows, (size_t)Dv, 1, nr, l, yp, Dv);
+        }
+    }
+}
+
+/* One slot per pool thread, each with its own scratch, claiming items
+ * until none is left: an item's cost varies (causal) and the machine may
+ * be shared, so the items are handed out as the slots free up. */
+static void slot_range(void *ctx, size_t cb, size_t ce)
+{
+    sdpa_job *j = ctx;
+    for (size_t c = cb; c < ce; c++) {
+        float *scr = (float *)(void *)(j->scratch + c * j->per_chunk * sizeof(float));
+        for (size_t it; (it = atomic_fetch_add(&j->next, 1)) < j->items;)
+            panel_item(j, it, scr);
+    }
+}
+
+/* Sets up the panel path when its scratch fits the budget: returns false
+ * (the BLAS path then runs) when packing a head's K and V would take more
+ * than PANEL_BUDGET bytes per thread. */
+enum { PANEL_BUDGET = 16 << 20 };
+
+/* Keys per block of the panel path: a panel's scores (PANEL_BK x nr
+ * floats) and the V panel rows they multiply stay in a 32 KiB L1. */
+enum { PANEL_BK = 256 };
+
+static bool panel_setup(sdpa_job *j, size_t threads)
+{
+    const mc_fast_kernels *fk = j->fk;
+    j->mr = (size_t)fk->attn_mr;
+    j->nr = (size_t)fk->attn_nr;
+    j->bk = (size_t)PANEL_BK / j->mr * j->mr;
+    j->dvp = ((size_t)j->Dv + j->mr - 1) / j->mr * j->mr;
+    j->npan = ((size_t)j->Lq + j->nr - 1) / j->nr;
+    size_t heads = (size_t)j->B * (size_t)j->Hk;
+    /* enough items to keep every thread busy; each split packs K and V
+     * again, so no more than that */
+    j->nsplit = (2 * threads + heads - 1) / heads;
+    j->nsplit = j->nsplit > j->npan ? j->npan : j->nsplit;
+    j->items = heads * j->nsplit;
+    j->chunks = j->items < threads ? j->items : threads;
+    size_t lk = (size_t)j->Lk;
+    j->per_chunk = ((lk + j->mr - 1) / j->mr * j->mr) * (size_t)j->D + j->dvp * lk + j->nr * (size_t)j->D +
+                   j->bk * j->nr + j->dvp * j->nr + 2 * j->nr;
+    return j->per_chunk * sizeof(float) <= PANEL_BUDGET;
+}
 
 static void chunk_range(void *ctx, size_t cb, size_t ce)
 {
@@ -211,17 +344,22 @@ int mc_sdpa_eval(mc_array *out, mc_array *q, mc_array *k, mc_array *v, mc_array 
         memset(out->data, 0, out->size * j.isz);
         return 0;
     }
-    j.nqb = ((size_t)j.Lq + BQ - 1) / BQ;
-    j.items = (size_t)j.B * (size_t)j.Hq * j.nqb;
     size_t threads = (size_t)mc_pool_threads();
-    j.chunks = j.items < 4 * threads ? j.items : 4 * threads;
-    j.per_chunk = (size_t)BQ * j.D + (size_t)BQ * BK + (size_t)BK * j.D + (size_t)BK * j.Dv + (size_t)BQ * j.Dv +
-                  2 * (size_t)BQ;
+    j.Hk = k->shape[1];
+    bool panels = !j.f64 && panel_setup(&j, threads);
+    if (!panels) {
+        j.nqb = ((size_t)j.Lq + BQ - 1) / BQ;
+        j.items = (size_t)j.B * (size_t)j.Hq * j.nqb;
+        j.chunks = j.items < 4 * threads ? j.items : 4 * threads;
+        j.per_chunk = (size_t)BQ * j.D + (size_t)BQ * BK + (size_t)BK * j.D + (size_t)BK * j.Dv +
+                      (size_t)BQ * j.Dv + 2 * (size_t)BQ;
+    }
     size_t esz = j.f64 ? sizeof(double) : sizeof(float);
     j.scratch = mc_xmalloc(j.chunks * j.per_chunk * esz);
     if (!j.scratch)
         return mc_error_oom(fn, j.chunks * j.per_chunk * esz);
-    mc_parallel_for(j.chunks, 1, chunk_range, &j);
+    atomic_init(&j.next, 0);
+    mc_parallel_for(j.chunks, 1, panels ? slot_range : chunk_range, &j);
     mc_xfree(j.scratch);
     if (atomic_load(&j.failed))
         return mc_error("[%s] Matrix dimensions exceed what the BLAS library accepts.", fn);
