@@ -4,9 +4,11 @@
  * -ffp-contract=fast: its multiply-adds are meant to fuse, while the
  * other kernels of fast_k.c keep ISO C's separate roundings.
  *
- * Both operands are packed by the caller (mc_fast_pack_f32): a holds MR
- * values per step, b NR values per step, so the loop reads both
- * sequentially and keeps the MR x NR block of c in registers. */
+ * b is packed by the caller (mc_fast_pack_f32): NR values per step, read
+ * as whole vectors. a's MR values of a step are broadcast one by one, so
+ * they may lie anywhere: element (step t, row i) at a[t * ast + i * asi],
+ * which lets K and V be read in place. The MR x NR block of c stays in
+ * registers. */
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
@@ -23,9 +25,11 @@ enum { MR = MC_ATTN_MR, NR = MC_ATTN_NR, VL = MC_ATTN_VL, NV = NR / VL };
 /* native-width vectors: a wider vector type would not stay in registers */
 typedef float ak_v __attribute__((vector_size(VL * sizeof(float))));
 
-void AK_CAT(mc_attn_gemm, MC_AK_VARIANT)(size_t k, const float *a, const float *b, float *c, bool add);
+void AK_CAT(mc_attn_gemm, MC_AK_VARIANT)(size_t k, const float *a, ptrdiff_t ast, ptrdiff_t asi, const float *b,
+                                         float *c, bool add);
 
-void AK_CAT(mc_attn_gemm, MC_AK_VARIANT)(size_t k, const float *a, const float *b, float *c, bool add)
+void AK_CAT(mc_attn_gemm, MC_AK_VARIANT)(size_t k, const float *a, ptrdiff_t ast, ptrdiff_t asi, const float *b,
+                                         float *c, bool add)
 {
     ak_v acc[MR][NV];
     for (int i = 0; i < MR; i++)
@@ -35,12 +39,17 @@ void AK_CAT(mc_attn_gemm, MC_AK_VARIANT)(size_t k, const float *a, const float *
             else
                 acc[i][v] = (ak_v){0};
         }
+    /* a's rows are read where they are (each value is broadcast, so they
+     * need not be contiguous): one pointer per row, stepped by ast */
+    const float *row[MR];
+    for (int i = 0; i < MR; i++)
+        row[i] = a + i * asi;
     for (size_t t = 0; t < k; t++) {
         ak_v bv[NV];
         for (int v = 0; v < NV; v++)
             memcpy(&bv[v], b + t * NR + v * VL, sizeof bv[v]);
         for (int i = 0; i < MR; i++) {
-            float x = a[t * MR + i];
+            float x = row[i][(ptrdiff_t)t * ast];
             for (int v = 0; v < NV; v++)
                 acc[i][v] += x * bv[v];
         }

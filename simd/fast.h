@@ -53,10 +53,11 @@ typedef struct mc_fast_kernels {
      * w rows of a rows x cols matrix stores element (r, c) at c * w + r
      * (mc_fast_pack_f32). attn_gemm sets the attn_mr x attn_nr block c
      * (row stride attn_nr) to, or with add adds to it, the sum over t < k
-     * of a[t * attn_mr + i] * b[t * attn_nr + j]: a is a panel of attn_mr
-     * rows, b one of attn_nr rows, both k long. */
+     * of a[t * ast + i * asi] * b[t * attn_nr + j]: b is a panel of
+     * attn_nr rows, k long; a is any attn_mr x k array of floats (a panel
+     * has ast attn_mr and asi 1; K's rows in place have ast 1). */
     int attn_mr, attn_nr;
-    void (*attn_gemm)(size_t k, const float *a, const float *b, float *c, bool add);
+    void (*attn_gemm)(size_t k, const float *a, ptrdiff_t ast, ptrdiff_t asi, const float *b, float *c, bool add);
     /* softmax_tile_f32 for attn_nr rows of scores held as a panel (key j
      * of row q at s[j * attn_nr + q], cols keys): m and l hold attn_nr
      * rows, the accumulator arows panel rows of attn_nr (its rows are

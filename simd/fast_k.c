@@ -525,7 +525,8 @@ static void softmax_tile_f64(double *s, size_t rows, size_t cols, size_t lds, do
 }
 
 /* simd/attn_k.c's build for the same variant */
-void FK_CAT(mc_attn_gemm, MC_FK_VARIANT)(size_t k, const float *a, const float *b, float *c, bool add);
+void FK_CAT(mc_attn_gemm, MC_FK_VARIANT)(size_t k, const float *a, ptrdiff_t ast, ptrdiff_t asi, const float *b,
+                                        float *c, bool add);
 
 extern const mc_fast_kernels FK_CAT(mc_fast_kernels, MC_FK_VARIANT);
 const mc_fast_kernels FK_CAT(mc_fast_kernels, MC_FK_VARIANT) = {

@@ -176,6 +176,14 @@ static int panel_kend(const sdpa_job *j, int q0, int rows)
     return j->Lk;
 }
 
+/* Whether K and V are read in place: float32 with contiguous rows.
+ * Otherwise (half types, strided rows) each item converts them into
+ * panels first. */
+static bool panel_direct(const sdpa_job *j)
+{
+    return j->dt == MLX_FLOAT32 && j->ks[3] == 1 && j->vs[3] == 1;
+}
+
 static void panel_item(sdpa_job *j, size_t item, float *scr)
 {
     const mc_fast_kernels *fk = j->fk;
@@ -192,13 +200,22 @@ static void panel_item(sdpa_job *j, size_t item, float *scr)
     }
     if (kpack == 0)
         return;
-    size_t kpanels = ((size_t)kpack + mr - 1) / mr;
-    float *Kp = scr, *Vp = Kp + kpanels * mr * (size_t)D, *Qp = Vp + dvp * (size_t)kpack;
-    float *St = Qp + nr * (size_t)D, *acc = St + bk * nr, *m = acc + dvp * nr, *l = m + nr;
-    mc_fast_pack_f32(j->dt, j->k + (j->ks[0] * b + j->ks[1] * kvh) * (int64_t)j->isz, j->ks[2], j->ks[3],
-                     (size_t)kpack, (size_t)D, mr, Kp, 1.0f);
-    mc_fast_pack_f32(j->dt, j->v + (j->vs[0] * b + j->vs[1] * kvh) * (int64_t)j->isz, j->vs[3], j->vs[2],
-                     (size_t)Dv, (size_t)kpack, mr, Vp, 1.0f);
+    const char *kb = j->k + (j->ks[0] * b + j->ks[1] * kvh) * (int64_t)j->isz;
+    const char *vb = j->v + (j->vs[0] * b + j->vs[1] * kvh) * (int64_t)j->isz;
+    float *Qp = scr, *St = Qp + nr * (size_t)D, *acc = St + bk * nr, *m = acc + dvp * nr, *l = m + nr;
+    float *Kp = l + nr, *Vp;
+    /* In place, only the last panel of keys (if partial) and of value
+     * columns (if partial) are packed, zero-padded: a full panel would
+     * read past K's or V's last row. */
+    bool direct = panel_direct(j);
+    size_t kfull = direct ? (size_t)kpack / mr * mr : 0, dfull = direct ? (size_t)Dv / mr * mr : 0;
+    size_t kpanels = ((size_t)kpack - kfull + mr - 1) / mr;
+    Vp = Kp + kpanels * mr * (size_t)D;
+    mc_fast_pack_f32(j->dt, kb + j->ks[2] * (int64_t)kfull * (int64_t)j->isz, j->ks[2], j->ks[3],
+                     (size_t)kpack - kfull, (size_t)D, mr, Kp, 1.0f);
+    mc_fast_pack_f32(j->dt, vb + j->vs[3] * (int64_t)dfull * (int64_t)j->isz, j->vs[3], j->vs[2],
+                     (size_t)Dv - dfull, (size_t)kpack, mr, Vp, 1.0f);
+    const float *kf = (const float *)(const void *)kb, *vf = (const float *)(const void *)vb;
     float lowest = (float)lowest_of(j->dt);
     int64_t diag = (int64_t)j->Lk - j->Lq;
     for (int r = 0; r < j->R; r++) {
@@ -222,8 +239,13 @@ static void panel_item(sdpa_job *j, size_t item, float *scr)
                 size_t cols = (size_t)(kend - j0) < bk ? (size_t)(kend - j0) : bk;
                 /* scores of keys [j0, j0 + cols): whole panels of mr keys,
                  * the last one's extra rows left unread */
-                for (size_t k0 = 0; k0 < cols; k0 += mr)
-                    fk->attn_gemm((size_t)D, Kp + ((size_t)j0 + k0) * (size_t)D, Qp, St + k0 * nr, false);
+                for (size_t k0 = (size_t)j0; k0 < (size_t)j0 + cols; k0 += mr) {
+                    float *c = St + (k0 - (size_t)j0) * nr;
+                    if (k0 < kfull)
+                        fk->attn_gemm((size_t)D, kf + (int64_t)k0 * j->ks[2], 1, (ptrdiff_t)j->ks[2], Qp, c, false);
+                    else
+                        fk->attn_gemm((size_t)D, Kp + (k0 - kfull) * (size_t)D, (ptrdiff_t)mr, 1, Qp, c, false);
+                }
                 if (j->mask)
                     mc_fast_mask_tile_f32(
                         j->mdt,
@@ -232,8 +254,14 @@ static void panel_item(sdpa_job *j, size_t item, float *scr)
                 else if (j->p->causal)
                     mc_fast_mask_tile_f32(0, NULL, 0, 0, St, (size_t)rows, cols, 1, nr, q0, j0, diag, lowest);
                 fk->softmax_panel_f32(St, cols, m, l, acc, dvp);
-                for (size_t d0 = 0; d0 < dvp; d0 += mr)
-                    fk->attn_gemm(cols, Vp + d0 * (size_t)kpack + (size_t)j0 * mr, St, acc + d0 * nr, true);
+                for (size_t d0 = 0; d0 < dvp; d0 += mr) {
+                    if (d0 < dfull)
+                        fk->attn_gemm(cols, vf + (int64_t)j0 * j->vs[2] + (int64_t)d0, (ptrdiff_t)j->vs[2], 1, St,
+                                      acc + d0 * nr, true);
+                    else
+                        fk->attn_gemm(cols, Vp + (d0 - dfull) * (size_t)kpack + (size_t)j0 * mr, (ptrdiff_t)mr, 1,
+                                      St, acc + d0 * nr, true);
+                }
             }
             char *yp = j->y + (((int64_t)b * j->Hq + h) * j->Lq + q0) * (int64_t)Dv * (int64_t)j->isz;
             mc_fast_store_rows_f32(j->dt, acc, (size_t)rows, (size_t)Dv, 1, nr, l, yp, Dv);
@@ -278,9 +306,11 @@ static bool panel_setup(sdpa_job *j, size_t threads)
     j->nsplit = j->nsplit > j->npan ? j->npan : j->nsplit;
     j->items = heads * j->nsplit;
     j->chunks = j->items < threads ? j->items : threads;
-    size_t lk = (size_t)j->Lk;
-    j->per_chunk = ((lk + j->mr - 1) / j->mr * j->mr) * (size_t)j->D + j->dvp * lk + j->nr * (size_t)j->D +
-                   j->bk * j->nr + j->dvp * j->nr + 2 * j->nr;
+    size_t lk = (size_t)j->Lk, mr = j->mr;
+    /* packed K and V: whole heads, or (in place) the partial last panels */
+    size_t kv = panel_direct(j) ? mr * (size_t)j->D + mr * lk
+                                : ((lk + mr - 1) / mr * mr) * (size_t)j->D + j->dvp * lk;
+    j->per_chunk = kv + j->nr * (size_t)j->D + j->bk * j->nr + j->dvp * j->nr + 2 * j->nr;
     return j->per_chunk * sizeof(float) <= PANEL_BUDGET;
 }
 
