@@ -155,6 +155,20 @@ static int gemm(const sdpa_job *j, int m, int n, int k, const void *a, int64_t l
 SDPA_ITEM(item_f32, float, f32, false)
 SDPA_ITEM(item_f64, double, f64, true)
 
+/* Scratch per thread above which the panel path gives way (only when K
+ * and V must be converted whole: half types or strided rows). */
+enum { PANEL_BUDGET = 16 << 20 };
+
+/* Keys per block of the panel path: a panel's scores (256 x 32 floats,
+ * 32 KiB) stay in L1 or close to it while P V reads them. */
+enum { PANEL_BK = 256 };
+
+/* Query panels that walk the keys together (256 queries at nr 32): as
+ * BQ for the BLAS path, a block of K and V is then fetched into L2 once
+ * for that many queries, not once per panel (a head's K and V exceed L2
+ * at long L). */
+enum { PANEL_GROUP = 8 };
+
 /* ---- The panel path: float32, float16 and bfloat16 (computed in float32).
  * An item is (batch, kv head, a range of query panels of nr queries) for
  * all R query heads that share the kv head. It packs K (panels of mr keys)
@@ -202,8 +216,11 @@ static void panel_item(sdpa_job *j, size_t item, float *scr)
         return;
     const char *kb = j->k + (j->ks[0] * b + j->ks[1] * kvh) * (int64_t)j->isz;
     const char *vb = j->v + (j->vs[0] * b + j->vs[1] * kvh) * (int64_t)j->isz;
-    float *Qp = scr, *St = Qp + nr * (size_t)D, *acc = St + bk * nr, *m = acc + dvp * nr, *l = m + nr;
-    float *Kp = l + nr, *Vp;
+    /* a group of up to PANEL_GROUP query panels walks the keys together,
+     * so each block of K and V is read from memory once per group */
+    size_t G = PANEL_GROUP;
+    float *Qp = scr, *acc = Qp + G * nr * (size_t)D, *m = acc + G * dvp * nr, *l = m + G * nr;
+    float *St = l + G * nr, *Kp = St + bk * nr, *Vp;
     /* In place, only the last panel of keys (if partial) and of value
      * columns (if partial) are packed, zero-padded: a full panel would
      * read past K's or V's last row. */
@@ -225,46 +242,63 @@ static void panel_item(sdpa_job *j, size_t item, float *scr)
             mc_fast_load_tile_f32(j->dt, j->sinks + (int64_t)h * (int64_t)j->isz, 0, 1, 1, 1, &m0, 1, 1);
             l0 = 1;
         }
-        for (size_t p = p0; p < p1; p++) {
-            int q0 = (int)(p * nr), rows = j->Lq - q0 < (int)nr ? j->Lq - q0 : (int)nr;
-            mc_fast_pack_f32(j->dt, j->q + (j->qs[0] * b + j->qs[1] * h + j->qs[2] * q0) * (int64_t)j->isz,
-                             j->qs[2], j->qs[3], (size_t)rows, (size_t)D, nr, Qp, (float)j->p->scale);
-            for (size_t i = 0; i < nr; i++) {
-                m[i] = m0;
-                l[i] = l0;
-            }
-            memset(acc, 0, sizeof(float) * dvp * nr);
-            int kend = panel_kend(j, q0, rows);
-            for (int j0 = 0; j0 < kend; j0 += (int)bk) {
-                size_t cols = (size_t)(kend - j0) < bk ? (size_t)(kend - j0) : bk;
-                /* scores of keys [j0, j0 + cols): whole panels of mr keys,
-                 * the last one's extra rows left unread */
-                for (size_t k0 = (size_t)j0; k0 < (size_t)j0 + cols; k0 += mr) {
-                    float *c = St + (k0 - (size_t)j0) * nr;
-                    if (k0 < kfull)
-                        fk->attn_gemm((size_t)D, kf + (int64_t)k0 * j->ks[2], 1, (ptrdiff_t)j->ks[2], Qp, c, false);
-                    else
-                        fk->attn_gemm((size_t)D, Kp + (k0 - kfull) * (size_t)D, (ptrdiff_t)mr, 1, Qp, c, false);
+        for (size_t pg = p0; pg < p1; pg += G) {
+            size_t np = p1 - pg < G ? p1 - pg : G;
+            int kmax = 0;
+            for (size_t g = 0; g < np; g++) {
+                int q0 = (int)((pg + g) * nr), rows = j->Lq - q0 < (int)nr ? j->Lq - q0 : (int)nr;
+                mc_fast_pack_f32(j->dt, j->q + (j->qs[0] * b + j->qs[1] * h + j->qs[2] * q0) * (int64_t)j->isz,
+                                 j->qs[2], j->qs[3], (size_t)rows, (size_t)D, nr, Qp + g * nr * (size_t)D,
+                                 (float)j->p->scale);
+                for (size_t i = 0; i < nr; i++) {
+                    m[g * nr + i] = m0;
+                    l[g * nr + i] = l0;
                 }
-                if (j->mask)
-                    mc_fast_mask_tile_f32(
-                        j->mdt,
-                        j->mask + (j->ms[0] * b + j->ms[1] * h + j->ms[2] * q0 + j->ms[3] * j0) * (int64_t)j->msz,
-                        j->ms[2], j->ms[3], St, (size_t)rows, cols, 1, nr, 0, 0, 0, lowest);
-                else if (j->p->causal)
-                    mc_fast_mask_tile_f32(0, NULL, 0, 0, St, (size_t)rows, cols, 1, nr, q0, j0, diag, lowest);
-                fk->softmax_panel_f32(St, cols, m, l, acc, dvp);
-                for (size_t d0 = 0; d0 < dvp; d0 += mr) {
-                    if (d0 < dfull)
-                        fk->attn_gemm(cols, vf + (int64_t)j0 * j->vs[2] + (int64_t)d0, (ptrdiff_t)j->vs[2], 1, St,
-                                      acc + d0 * nr, true);
-                    else
-                        fk->attn_gemm(cols, Vp + (d0 - dfull) * (size_t)kpack + (size_t)j0 * mr, (ptrdiff_t)mr, 1,
-                                      St, acc + d0 * nr, true);
-                }
+                int ke = panel_kend(j, q0, rows);
+                kmax = ke > kmax ? ke : kmax;
             }
-            char *yp = j->y + (((int64_t)b * j->Hq + h) * j->Lq + q0) * (int64_t)Dv * (int64_t)j->isz;
-            mc_fast_store_rows_f32(j->dt, acc, (size_t)rows, (size_t)Dv, 1, nr, l, yp, Dv);
+            memset(acc, 0, sizeof(float) * np * dvp * nr);
+            for (int j0 = 0; j0 < kmax; j0 += (int)bk)
+                for (size_t g = 0; g < np; g++) {
+                    int q0 = (int)((pg + g) * nr), rows = j->Lq - q0 < (int)nr ? j->Lq - q0 : (int)nr;
+                    int kend = panel_kend(j, q0, rows);
+                    if (j0 >= kend)
+                        continue;
+                    size_t cols = (size_t)(kend - j0) < bk ? (size_t)(kend - j0) : bk;
+                    float *qg = Qp + g * nr * (size_t)D, *ag = acc + g * dvp * nr, *mg = m + g * nr, *lg = l + g * nr;
+                    /* scores of keys [j0, j0 + cols): whole panels of mr
+                     * keys, the last one's extra rows left unread */
+                    for (size_t k0 = (size_t)j0; k0 < (size_t)j0 + cols; k0 += mr) {
+                        float *c = St + (k0 - (size_t)j0) * nr;
+                        if (k0 < kfull)
+                            fk->attn_gemm((size_t)D, kf + (int64_t)k0 * j->ks[2], 1, (ptrdiff_t)j->ks[2], qg, c,
+                                          false);
+                        else
+                            fk->attn_gemm((size_t)D, Kp + (k0 - kfull) * (size_t)D, (ptrdiff_t)mr, 1, qg, c, false);
+                    }
+                    if (j->mask)
+                        mc_fast_mask_tile_f32(j->mdt,
+                                              j->mask + (j->ms[0] * b + j->ms[1] * h + j->ms[2] * q0 + j->ms[3] * j0) *
+                                                            (int64_t)j->msz,
+                                              j->ms[2], j->ms[3], St, (size_t)rows, cols, 1, nr, 0, 0, 0, lowest);
+                    else if (j->p->causal)
+                        mc_fast_mask_tile_f32(0, NULL, 0, 0, St, (size_t)rows, cols, 1, nr, q0, j0, diag, lowest);
+                    fk->softmax_panel_f32(St, cols, mg, lg, ag, dvp);
+                    for (size_t d0 = 0; d0 < dvp; d0 += mr) {
+                        if (d0 < dfull)
+                            fk->attn_gemm(cols, vf + (int64_t)j0 * j->vs[2] + (int64_t)d0, (ptrdiff_t)j->vs[2], 1, St,
+                                          ag + d0 * nr, true);
+                        else
+                            fk->attn_gemm(cols, Vp + (d0 - dfull) * (size_t)kpack + (size_t)j0 * mr, (ptrdiff_t)mr,
+                                          1, St, ag + d0 * nr, true);
+                    }
+                }
+            for (size_t g = 0; g < np; g++) {
+                int q0 = (int)((pg + g) * nr), rows = j->Lq - q0 < (int)nr ? j->Lq - q0 : (int)nr;
+                char *yp = j->y + (((int64_t)b * j->Hq + h) * j->Lq + q0) * (int64_t)Dv * (int64_t)j->isz;
+                mc_fast_store_rows_f32(j->dt, acc + g * dvp * nr, (size_t)rows, (size_t)Dv, 1, nr, l + g * nr, yp,
+                                       Dv);
+            }
         }
     }
 }
@@ -285,12 +319,6 @@ static void slot_range(void *ctx, size_t cb, size_t ce)
 /* Sets up the panel path when its scratch fits the budget: returns false
  * (the BLAS path then runs) when packing a head's K and V would take more
  * than PANEL_BUDGET bytes per thread. */
-enum { PANEL_BUDGET = 16 << 20 };
-
-/* Keys per block of the panel path: a panel's scores (PANEL_BK x nr
- * floats) and the V panel rows they multiply stay in a 32 KiB L1. */
-enum { PANEL_BK = 256 };
-
 static bool panel_setup(sdpa_job *j, size_t threads)
 {
     const mc_fast_kernels *fk = j->fk;
@@ -310,7 +338,7 @@ static bool panel_setup(sdpa_job *j, size_t threads)
     /* packed K and V: whole heads, or (in place) the partial last panels */
     size_t kv = panel_direct(j) ? mr * (size_t)j->D + mr * lk
                                 : ((lk + mr - 1) / mr * mr) * (size_t)j->D + j->dvp * lk;
-    j->per_chunk = kv + j->nr * (size_t)j->D + j->bk * j->nr + j->dvp * j->nr + 2 * j->nr;
+    j->per_chunk = kv + PANEL_GROUP * (j->nr * (size_t)j->D + j->dvp * j->nr + 2 * j->nr) + j->bk * j->nr;
     return j->per_chunk * sizeof(float) <= PANEL_BUDGET;
 }
 
