@@ -1,22 +1,27 @@
 /* Attention for the ScaledDotProductAttention primitive (prims_fast.c):
  * tiled, with an online softmax, so no Lq x Lk matrix ever exists.
  *
- * The work is one item per (batch, query head, block of BQ queries). An
- * item loads its query rows (times scale) and walks the keys in blocks of
- * BK: scores = Q K^T by BLAS, the mask (array or causal) applied to the
- * tile, the running max / sum and the accumulator's rows updated in one
- * pass (simd/fast.h's softmax step) and acc += P V by BLAS; at the end
- * out = acc / sum.
- * A sink starts a row's state as a key of score `sink` and value 0. Keys
- * that the causal rule hides from every row of a block are skipped, unless
- * some row of the block sees no key at all (MLX then averages every value,
- * all scores being the lowest finite number).
+ * Two paths share the per-key-block steps: scores = Q K^T, the mask
+ * (array or causal) applied to the tile, the running max / sum and the
+ * accumulator updated in one pass (simd/fast.h's softmax step), acc += P V;
+ * at the end out = acc / sum. A sink starts a row's state as a key of
+ * score `sink` and value 0. Keys that the causal rule hides from every row
+ * of a block are skipped, unless some row of the block sees no key at all
+ * (MLX then averages every value, all scores being the lowest finite
+ * number).
  *
- * Items are grouped into at most 4 chunks per pool thread; each chunk has
- * its own scratch (about 0.8 MiB for D = 128), allocated before the pool
- * starts, so the whole call holds a few MiB beyond its inputs and output.
- * float32 and the half types compute in float32 (K and V used in place
- * when float32 rows are contiguous), float64 in float64. */
+ * - The panel path (float32, float16, bfloat16; computed in float32): the
+ *   products are simd/attn_k.c's register-blocked kernel on query panels
+ *   (see panel_item). float32 K and V with contiguous rows are read in
+ *   place, so no operand is packed per block as sgemm would pack it; the
+ *   half types are converted once per kv head and query range.
+ * - The BLAS path (float64, and half-type or strided K and V whose
+ *   conversion would pass PANEL_BUDGET): one item per (batch, query head,
+ *   block of BQ queries), the products by sgemm / dgemm per tile.
+ *
+ * Scratch is allocated before the pool starts: per thread on the panel
+ * path (about 0.3 MiB for D = 128 in float32, plus 32 bytes a key), per
+ * chunk (at most 4 per thread, about 0.8 MiB each) on the BLAS path. */
 #include <float.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -171,13 +176,16 @@ enum { PANEL_GROUP = 8 };
 
 /* ---- The panel path: float32, float16 and bfloat16 (computed in float32).
  * An item is (batch, kv head, a range of query panels of nr queries) for
- * all R query heads that share the kv head. It packs K (panels of mr keys)
- * and V (as its transpose, panels of mr value columns) once, as far as
- * the item's queries see, then runs each query panel over the keys in
- * blocks of bk with the kernels' own product (attn_gemm): scores come out
- * as a panel (key-major, nr queries per key), which is the layout the
- * softmax step wants (elementwise over the nr queries) and the one the
- * P V product reads, so nothing is packed per block. */
+ * all R query heads that share the kv head. Unless read in place, it
+ * packs K (panels of mr keys) and V (as its transpose, panels of mr value
+ * columns) once, as far as the item's queries see. Each group of query
+ * panels (Q packed as panels of nr, times scale) then walks the keys in
+ * blocks of bk with the kernels' own product (attn_gemm), K or V the
+ * broadcast operand: scores come out as a panel (key-major, nr queries
+ * per key), which is the layout the softmax step wants (elementwise over
+ * the nr queries, no reduction across lanes) and the one the P V product
+ * reads, so nothing is packed per block; the accumulator is a panel too
+ * (value column-major), transposed once by the final store. */
 
 /* Keys [0, kend) that a query panel from q0 (rows queries) must visit: as
  * the BLAS path, the causal rule skips keys hidden from every row, unless
