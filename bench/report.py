@@ -237,8 +237,11 @@ def sdpa_bound(r, w):
     w("Attention's GEMM floor (`bench_fast bound`): the problem is "
       f"{SDPA_FLOPS / 1e9:.1f} GFLOP of GEMM (Q K^T and P V, 2·L²·D each, "
       "32 heads). `cblas_sgemm` alone on the same data, OpenBLAS on 1 and 2 "
-      "threads; \"tiles\" are the fused kernel's own products (256 queries "
-      "x 256 keys, one OpenBLAS thread per worker, heads split, no softmax).")
+      "threads; \"tiles\" are the products of the fused kernel's BLAS path "
+      "(float64, or strided or half-type K and V too large to convert per "
+      "head): 256 queries x 256 keys, one OpenBLAS thread per worker, heads "
+      "split, no softmax. float32 runs the panel path, whose own "
+      "register-blocked product (simd/attn_k.c) reads K and V in place.")
     w("")
     w("| GEMM | threads | time | GFLOP/s |\n|---|---|---|---|")
     rows = (("4096³ square (peak)", "sgemm_4096x4096x4096", 2 * 4096 ** 3),
@@ -248,7 +251,7 @@ def sdpa_bound(r, w):
              2 * 1024 * 1024 * 128),
             ("both, 32 heads, one call sequence", "sgemm_qkT_pv_H32_L1024_D128",
              SDPA_FLOPS),
-            ("fused kernel's tiles, 32 heads", "sgemm_tiles_256x256_H32_L1024_D128",
+            ("BLAS path's tiles, 32 heads", "sgemm_tiles_256x256_H32_L1024_D128",
              SDPA_FLOPS))
     best = 0.0
     for label, name, flops in rows:
@@ -271,9 +274,8 @@ def sdpa_bound(r, w):
           f"(sum {fmt_time(sum(pieces))}; whole composition {fmt_time(unf)}).")
     if fused and tiles:
         w(f"Fused kernel, 2 threads: {fmt_time(fused)} "
-          f"({SDPA_FLOPS / fused:.1f} GFLOP/s), of which its tile products "
-          f"alone take {fmt_time(tiles)}; the rest, {fmt_time(fused - tiles)}, "
-          "is the online softmax, the accumulator's rescaling and the loads.")
+          f"({SDPA_FLOPS / fused:.1f} GFLOP/s, softmax and loads included); "
+          f"the BLAS path's tile products alone take {fmt_time(tiles)}.")
     if best and unf:
         floor = SDPA_FLOPS / best
         w(f"Best possible fused time: the GEMM alone (no softmax) at the "
