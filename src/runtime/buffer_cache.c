@@ -46,7 +46,7 @@
 enum {
     MC_ALIGN = 64,
     MC_PAGE = 4096,
-    MC_HUGE = 2 << 20, /* a transparent huge page (x86_64, arm64 with 4 KiB pages) */
+    MC_HUGE = 2 << 20,                         /* a transparent huge page (x86_64; arm64, 4 KiB pages) */
     MC_SMALL_CLASSES = MC_PAGE / MC_ALIGN,     /* 64 B .. 4 KiB */
     MC_PAGE_CLASSES = 15,                      /* 2 .. 16 pages */
     MC_FIRST_OCTAVE = 16,                      /* (64 KiB, 128 KiB] */
