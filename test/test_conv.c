@@ -654,6 +654,33 @@ static void test_winograd_on_a_large_layer_matches_reference(void **state)
     assert_true(mc_conv_wino_runs() == before);
 }
 
+/* The default rule's choice (src/graph/conv_wino.c): no Winograd below
+ * 16 input or 8 output channels; F(4x4, 3x3) when both output dims are at
+ * least 8 and its tiles do 1.3x fewer multiplies (outputs 8, 11, 14);
+ * F(2x2, 3x3) on smaller outputs (6, 7) and where edge tiles eat the
+ * saving (9, 10: 1.23x); the variants give the direct path's values. */
+static void test_winograd_rule_picks_each_variant_where_stated(void **state)
+{
+    (void)state;
+    static const struct {
+        int h, w, c, o;
+        bool wino, four;
+    } cases[] = {
+        {10, 10, 16, 8, true, true},   /* output 8x8 */
+        {13, 16, 16, 16, true, true},  /* 11x14 */
+        {8, 8, 16, 8, true, false},    /* 6x6 */
+        {9, 30, 32, 8, true, false},   /* 7x28: one dim short */
+        {11, 11, 16, 8, true, false},  /* 9x9 */
+        {12, 12, 16, 16, true, false}, /* 10x10 */
+        {30, 30, 3, 64, false, false}, /* too few input channels */
+        {30, 30, 16, 4, false, false}, /* too few output channels */
+    };
+    int lo[2] = {0, 0}, hi[2] = {0, 0};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        compare_paths(MC_CONV_WINO_AUTO, 1, cases[i].h, cases[i].w, cases[i].c, cases[i].o, lo, hi, false,
+                      MLX_FLOAT32, cases[i].wino, cases[i].four, 1e-5);
+}
+
 /* float16 and bfloat16 never take the Winograd path (it computes float32
  * only); their results are the direct path's. */
 static void test_half_types_keep_the_direct_path(void **state)
@@ -830,6 +857,7 @@ int main(void)
         cmocka_unit_test_teardown(test_winograd_matches_direct_on_odd_shapes, tu_test_teardown),
         cmocka_unit_test_teardown(test_winograd4_matches_direct_on_odd_shapes, tu_test_teardown),
         cmocka_unit_test_teardown(test_winograd_on_a_large_layer_matches_reference, tu_test_teardown),
+        cmocka_unit_test_teardown(test_winograd_rule_picks_each_variant_where_stated, tu_test_teardown),
         cmocka_unit_test_teardown(test_half_types_keep_the_direct_path, tu_test_teardown),
         cmocka_unit_test_teardown(test_mlx_cases_pass_on_the_winograd_path, tu_test_teardown),
         cmocka_unit_test_teardown(test_winograd_transforms_match_generic_build, tu_test_teardown),

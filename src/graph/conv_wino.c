@@ -18,9 +18,9 @@
  * for the worker pool, each piece into blocks of nt tiles: a block's
  * transformed input V (xi x nt x C) and products M (xi x nt x O) live in
  * the piece's own scratch, sized to stay in the L2 cache, so scratch is
- * bounded by pieces x block whatever the layer's size: 2 x threads slots
- * of at most max(1 MiB, xi x 8 tiles x (C + O) floats), plus U
- * (xi x O x C floats). Each of a block's xi coordinates is one
+ * bounded by pieces x block whatever the layer's size: at most 2 x threads
+ * slots of max(1 MiB, 64 tiles x xi x (C + O) floats) and never more than
+ * one slot per tile, plus U (xi x O x C floats). Each of a block's xi coordinates is one
  * single-threaded sgemm, V_xi (nt x C) times U_xi^T (C x O).
  *
  * When it pays and which variant: see mc_conv_wino_pick. Its figures are
@@ -45,12 +45,20 @@
  * thread: 256 KiB blocks take 1.2x the time of 1 MiB ones (more, smaller
  * sgemms, each packing its U_xi again), 4 MiB ones 0.9-1.2x. */
 #define MC_WINO_BLOCK_BYTES ((size_t)1 << 20)
+/* A block holds at least this many tiles (if the piece has them), even
+ * past MC_WINO_BLOCK_BYTES: each of its sgemms packs U_xi (C x O) again,
+ * a cost that short blocks of many channels do not amortise. Measured on
+ * one thread, best of 7 calls, batch 8, F(2x2) / F(4x4) ms: at least 8
+ * tiles: 7x7 C = O = 512 30.5 / 33.0, 14x14 C = O = 256 17.6 / 26.0;
+ * at least 64: 18.1 / 16.1, 15.5 / 11.7 (128: 15.2 / 16.8, 12.4 / 10.0);
+ * 56x56 C = O = 64 and 28x28 C = O = 128 unchanged. */
+#define MC_WINO_MIN_TILES ((size_t)64)
 /* Below this many direct multiply-adds a convolution runs on the calling
  * thread (as the direct path's rule). */
 #define MC_WINO_SPLIT_MACS ((double)(1 << 20))
 /* F(4x4, 3x3) needs at least this output size along both dims (else
- * F(2x2, 3x3)): measured below, at mc_conv_wino_pick. */
-#define MC_WINO4_MIN_OUT 6
+ * F(2x2, 3x3)): measured at variant(). */
+#define MC_WINO4_MIN_OUT 8
 
 static atomic_int mode = -1; /* -1: not read from the environment yet */
 static atomic_long runs, runs4;
@@ -65,7 +73,7 @@ int mc_conv_wino_mode(void)
     if (m >= 0)
         return m;
     const char *s = getenv("MLX_CPU_CONV_WINOGRAD");
-    int want = !s || !*s      ? MC_CONV_WINO_AUTO
+    int want = !s || !*s     ? MC_CONV_WINO_AUTO
                : s[0] == '0' ? MC_CONV_WINO_NEVER
                : s[0] == '2' ? MC_CONV_WINO_ALWAYS2
                : s[0] == '4' ? MC_CONV_WINO_ALWAYS4
@@ -78,10 +86,27 @@ int mc_conv_wino_mode(void)
 
 void mc_conv_wino_set_mode(int m) { atomic_store_explicit(&mode, m, memory_order_relaxed); }
 
-/* The variant for a layer that takes the Winograd path: see below. */
+/* The variant for a layer that takes the Winograd path: F(4x4, 3x3) when
+ * both output dims are at least MC_WINO4_MIN_OUT and its tiles do at
+ * least 1.3x fewer multiplies than F(2x2, 3x3)'s (36 per 4x4 tile against
+ * 16 per 2x2 tile, the partial tiles at the edges counted whole). Measured
+ * (ratio of F(2x2)'s time to F(4x4)'s, one thread, batch 8 unless said,
+ * C = O): batch 2 56x56 C = 16 (O = 8), 32, 64 1.5-1.7x; 28x28 C = 128
+ * 1.46x; 14x14 C = 64 1.1x, C = 256 1.3x; 8x8 C = 256 1.07x; but 10x10
+ * C = 128 0.9x (F(4x4)'s 3x3 tiles hold 144 outputs for 100: its
+ * multiplies only 1.23x fewer), 6x6 and 5x5 C = 256 0.7x (1.0x), 4x4
+ * and 3x3 0.55-0.65x (few tiles: the heavier transforms dominate). 7x7
+ * C = 512 is 1.19x on one thread but 0.85x on two (wall time, loaded
+ * host; its 32 tiles split in two pieces that each read all of U), so it
+ * stays F(2x2). */
 static int variant(const mc_conv_geom *g)
 {
-    return g->out[1] >= MC_WINO4_MIN_OUT && g->out[2] >= MC_WINO4_MIN_OUT ? 4 : 2;
+    int oh = g->out[1], ow = g->out[2];
+    if (oh < MC_WINO4_MIN_OUT || ow < MC_WINO4_MIN_OUT)
+        return 2;
+    double mul2 = 16.0 * (double)((oh + 1) / 2) * (double)((ow + 1) / 2);
+    double mul4 = 36.0 * (double)((oh + 3) / 4) * (double)((ow + 3) / 4);
+    return mul2 >= 1.3 * mul4 ? 4 : 2;
 }
 
 int mc_conv_wino_pick(const mc_conv_geom *g, const mc_conv_params *p, mlx_dtype dtype)
@@ -163,10 +188,13 @@ int mc_conv_wino_run(const mc_conv_geom *g, int m, const float *x, const float *
     size_t xi = (size_t)r.k->xi;
     size_t per_tile = xi * (C + O) * sizeof(float);
     size_t nt = MC_WINO_BLOCK_BYTES / per_tile;
-    nt = nt < 8 ? 8 : nt > 512 ? 512 : nt;
+    nt = nt < MC_WINO_MIN_TILES ? MC_WINO_MIN_TILES : nt > 512 ? 512 : nt;
     double macs = (double)mc_conv_rows(g) * 9.0 * (double)C * (double)O;
     size_t threads = (size_t)mc_pool_threads();
     r.pieces = threads > 1 && macs >= MC_WINO_SPLIT_MACS ? 2 * threads : 1;
+    /* each piece reads all of U: fewer pieces rather than short blocks */
+    if (r.pieces > threads && r.tiles < r.pieces * MC_WINO_MIN_TILES)
+        r.pieces = threads;
     if (r.pieces > r.tiles)
         r.pieces = r.tiles;
     size_t per_piece = (r.tiles + r.pieces - 1) / r.pieces;
