@@ -4,11 +4,12 @@
  * tiles and channels is simd/wino_vec.h's.
  *
  * Interpolation points 0, 1, -1, 2, -1/2 and infinity. The usual set
- * (0, +-1, +-2, infinity) and its +-1/2 variant lose more precision: on
- * random float32 layers (C = 64 to 512, inputs uniform in [-1, 1] or
- * rectified, scripts/wino4_points.py) their error against a float64 sum
- * has an RMS 1.2-1.5x this set's and a largest error 2-3x; this set's RMS
- * is 3-8x the direct path's float32 rounding (F(2x2, 3x3)'s is 1x). With
+ * (0, +-1, +-2, infinity) and its +-1/2 variant lose more precision: in a
+ * float32 simulation on random layers (C = 64 to 512, inputs uniform in
+ * [-1, 1] or rectified; scripts/wino4_points.py points) their error
+ * against a float64 sum has an RMS 1.2-1.5x this set's and a largest
+ * error 2-3x; the mirrored set (0, 1, -1, 1/2, -2) does as well as this
+ * one. This set's RMS error is 2.7-6.4x the direct path's. With
  * rows scaled by powers of two (exact) so that B^T and A^T are integers:
  *
  *   B^T = [2  3 -4 -3  2  0      G = [ 1/2    0     0      A^T = [1  1  1  1  8  0

@@ -6,21 +6,24 @@
  * are linear in the channels, not in their product, so they fade once
  * channels are many.
  *
- * Precision (float32 against a float64 sum, RMS of the error relative to
- * the result's RMS; scripts/wino4_points.py): the direct path 2.2-3.7e-7,
- * F(2x2, 3x3) the same, F(4x4, 3x3) 0.6-2.1e-6 (3-8x the direct path's;
- * largest error 4-18e-6 of the result's RMS, 3-10x the direct path's),
- * on layers with C = 64 to 512 and inputs uniform or rectified.
+ * Precision (the library's float32 results against a float64 sum, error
+ * relative to the result's RMS; scripts/wino4_points.py lib, on the bench
+ * layers and layers of 64 to 512 input channels, inputs uniform or
+ * rectified): RMS error direct path 2.2-3.3e-7, F(2x2, 3x3) 2.2-4.9e-7
+ * (1.0-1.6x the direct path's), F(4x4, 3x3) 0.66-2.0e-6 (3.0-6.4x);
+ * largest error direct 1.1-2.2e-6, F(2x2) 1.4-2.9e-6, F(4x4) 0.4-1.8e-5
+ * (3.6-12x). simd/wino4_k.c's points keep it lowest of the sets tried.
  *
  * Per call, the weight's transform U (xi matrices O x C, xi = 16 or 36)
  * is computed once (no cache keyed by array identity: a weight's data can
  * change under the same array). The output's tiles are cut into pieces
  * for the worker pool, each piece into blocks of nt tiles: a block's
  * transformed input V (xi x nt x C) and products M (xi x nt x O) live in
- * the piece's own scratch, sized to stay in the L2 cache, so scratch is
- * bounded by pieces x block whatever the layer's size: at most 2 x threads
- * slots of max(1 MiB, 64 tiles x xi x (C + O) floats) and never more than
- * one slot per tile, plus U (xi x O x C floats). Each of a block's xi coordinates is one
+ * the piece's own scratch, sized to stay in the L2 cache unless channels
+ * are many, so scratch is bounded by pieces x block whatever the layer's
+ * size: at most 2 x threads slots of max(1 MiB, 64 tiles x xi x (C + O)
+ * floats), never more floats than tiles x xi x (C + O), plus U
+ * (xi x O x C floats). Each of a block's xi coordinates is one
  * single-threaded sgemm, V_xi (nt x C) times U_xi^T (C x O).
  *
  * When it pays and which variant: see mc_conv_wino_pick. Its figures are
