@@ -173,6 +173,10 @@ def conv_section(r, w):
         if name in ("conv3x3_56x56x64", "conv3x3_28x28x128"):
             w(r.row(f"{label} vs im2col", ours, ("direct", name, 2),
                     "our im2col path (Winograd off)", None))
+            w(r.row(f"{label} vs F(2x2)", ours, ("wino2", name, 2),
+                    "our Winograd F(2x2, 3x3) forced", None))
+            w(r.row(f"{label} vs F(4x4)", ours, ("wino4", name, 2),
+                    "our Winograd F(4x4, 3x3) forced", None))
         for side, target in (("jax", 0.8), ("torch", 1.5), ("mlx", 2.0)):
             w(r.row(f"{label} vs {FRAMEWORKS[side]}", ours, (side, name, 2),
                     FRAMEWORKS[side], target))

@@ -101,7 +101,7 @@ NOTES = {
     "mlx_default_gpu_stream_new": "no GPU here: returns a stream that runs on the CPU",
     "mlx_set_wired_limit": "recorded, no effect (a GPU notion)",
     "mlx_device_is_available": "CPU true, GPU false",
-    "mlx_conv_general": "float64 computed in float64 (MLX computes its float64 in float32, or refuses it with dilation or groups); a vjp with unequal low and high padding gives the input's shape (MLX 0.31.1 raises a shape error there); a jvp exists (MLX has none); float32 2-D convolutions with a 3x3 kernel, stride 1, no dilation, one group, at least 16 input and 8 output channels run as Winograd F(2x2, 3x3) (about 1.6-1.9x faster here; the error against a float64 sum stays at the direct path's float32 rounding, 5e-7 of the result's RMS; MLX_CPU_CONV_WINOGRAD=0 turns it off)",
+    "mlx_conv_general": "float64 computed in float64 (MLX computes its float64 in float32, or refuses it with dilation or groups); a vjp with unequal low and high padding gives the input's shape (MLX 0.31.1 raises a shape error there); a jvp exists (MLX has none); float32 2-D convolutions with a 3x3 kernel, stride 1, no dilation, one group, at least 16 input and 8 output channels run as Winograd: F(4x4, 3x3) when both output dims are at least 8 and its tiles save 1.3x the multiplies of F(2x2, 3x3), else F(2x2, 3x3) (1.6-1.9x faster than the direct path, F(4x4) 1.1-1.7x faster again on one thread); against a float64 sum the RMS error is 2-5e-7 of the result's RMS with F(2x2) (the direct path's 2-3e-7) and 0.7-2e-6 with F(4x4), its largest 0.4-1.8e-5; MLX_CPU_CONV_WINOGRAD=0 turns it off, 2 or 4 forces a variant",
     "mlx_conv_transpose1d": "as conv_general",
     "mlx_conv_transpose2d": "as conv_general",
     "mlx_conv_transpose3d": "as conv_general",
