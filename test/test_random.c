@@ -20,6 +20,7 @@
 #include "fixtures/random_cases.h"
 #include "fixtures/random_op_cases.h"
 #include "runtime/alloc.h"
+#include "fault_sweep.h"
 #include "test_util.h"
 
 static const char *const dtype_names[] = {"bool",    "uint8",   "uint16",   "uint32",   "uint64",
@@ -482,8 +483,9 @@ typedef struct fault_in {
 
 /* The calls, with inputs made before the hook is armed (so a failure is
  * one of the random ops' own). Returns the first failing call's status. */
-static int fault_scenario(const fault_in *in)
+static int fault_scenario(void *ctx)
 {
+    const fault_in *in = ctx;
     mlx_stream s = tu_stream();
     const int n3 = 3, sh[2] = {2, 3}, two = 2;
     mlx_array o = mlx_array_new(), o2 = mlx_array_new(), key = in->key, l = in->l, h = in->h;
@@ -509,30 +511,7 @@ static void test_random_ops_fail_cleanly_at_every_allocation(void **state)
     fault_in in = {mlx_array_new(), tu_f32(lo, &n3, 1), mlx_array_new_float(5), tu_f32(cv, c2, 2),
                    tu_f32(z, &two, 1)};
     assert_int_equal(mlx_random_key(&in.key, 11), 0);
-    size_t base = 0, now = 0;
-    assert_int_equal(mlx_get_active_memory(&base), 0);
-    long failed = 0;
-    for (long n = 0;; n++) {
-        tu_reset_errors();
-        mc_fault_fail_after(n);
-        int rc = fault_scenario(&in);
-        long made = mc_fault_count();
-        mc_fault_fail_after(-1);
-        if (rc != 0) {
-            if (tu_error_count() != 1)
-                fail_msg("allocation %ld failing gave %d messages (last: %s)", n, tu_error_count(),
-                         tu_last_error());
-            failed++;
-        } else if (tu_error_count() != 0) {
-            fail_msg("allocation %ld failing: succeeded but reported %s", n, tu_last_error());
-        }
-        tu_reset_errors();
-        assert_int_equal(mlx_get_active_memory(&now), 0);
-        if (now != base)
-            fail_msg("allocation %ld failing left %zu bytes behind", n, now - base);
-        if (rc == 0 && made <= n)
-            break;
-    }
+    long failed = tu_sweep("random ops", fault_scenario, &in);
     assert_true(failed > 10);
     mlx_array_free(in.key), mlx_array_free(in.l), mlx_array_free(in.h), mlx_array_free(in.cov);
     mlx_array_free(in.mean);
