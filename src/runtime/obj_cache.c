@@ -19,7 +19,7 @@
  * thread that calls exit). A thread past either point frees directly.
  *
  * Off under AddressSanitizer and Valgrind: their use-after-free checks need
- * every freed block really freed. The fault-injection counter is asked before
+ * every freed block really freed (MLX_CPU_OBJ_CACHE overrides, see below). The fault-injection counter is asked before
  * every allocation, cached or not, so allocation-failure tests still reach
  * every allocation site. */
 #include "runtime/obj_cache.h"
@@ -30,6 +30,7 @@
 #include <stdlib.h>
 
 #include "runtime/fault.h"
+#include "runtime/tls.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #define MC_OBJ_ASAN 1
@@ -50,14 +51,6 @@
 #endif
 #ifndef MC_OBJ_VALGRIND
 #define MC_OBJ_VALGRIND() 0
-#endif
-
-/* The cache is read on every node: initial-exec TLS is one segment-relative
- * load, where the default model for a shared library calls __tls_get_addr. */
-#if defined(__GNUC__)
-#define MC_TLS_FAST __attribute__((tls_model("initial-exec")))
-#else
-#define MC_TLS_FAST
 #endif
 
 enum {
@@ -106,9 +99,16 @@ static void thread_exit(void *arg)
 
 static void key_init(void) { key_ok = pthread_key_create(&exit_key, thread_exit) == 0; }
 
+/* MLX_CPU_OBJ_CACHE=0 turns the cache off, =1 on even under Valgrind (to
+ * count a cached run's instructions with callgrind); ASan builds never cache. */
 static int decide_mode(void)
 {
-    int m = MC_OBJ_ASAN || MC_OBJ_VALGRIND() ? -1 : 1;
+    const char *env = getenv("MLX_CPU_OBJ_CACHE");
+    int m = MC_OBJ_VALGRIND() ? -1 : 1;
+    if (env && (env[0] == '0' || env[0] == '1') && !env[1])
+        m = env[0] == '1' ? 1 : -1;
+    if (MC_OBJ_ASAN)
+        m = -1;
     int expect = 0;
     atomic_compare_exchange_strong(&mode, &expect, m);
     return atomic_load_explicit(&mode, memory_order_relaxed);
