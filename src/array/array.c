@@ -215,7 +215,14 @@ void mc_array_set_buffer(mc_array *a, mc_buffer *buf, void *data)
     a->buf = buf;
     a->data = data;
     mc_row_strides(a->ndim, a->shape, a->strides);
-    mc_array_update_flags(a);
+    /* what mc_array_update_flags finds for row-major strides, without its
+     * general search: dense in row order, in column order too when at most
+     * one dim is not 1, every layout when empty */
+    int big = 0;
+    for (int i = 0; i < a->ndim; i++)
+        big += a->shape[i] != 1;
+    a->flags = MC_FLAG_ROW_CONTIG | MC_FLAG_CONTIG | (big <= 1 || a->size == 0 ? MC_FLAG_COL_CONTIG : 0);
+    a->data_size = a->size;
 }
 
 void mc_array_set_view(mc_array *a, mc_array *src, void *data, const int64_t *strides)

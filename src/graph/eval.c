@@ -9,6 +9,7 @@
 #include "runtime/alloc.h"
 #include "runtime/darray.h"
 #include "runtime/error.h"
+#include "runtime/tls.h"
 
 static void mc_node_detach(mc_array *a)
 {
@@ -40,7 +41,7 @@ static int mc_run_node(mc_array *a, const char *fn)
     return 0;
 }
 
-static _Thread_local const char *tl_caller;
+static _Thread_local const char *tl_caller MC_TLS_FAST;
 
 static bool mc_is_done(const mc_array *a) { return a->prim == MC_PRIM_NONE || mc_array_evaluated(a); }
 
