@@ -487,6 +487,8 @@ size_t mc_mem_cached(void)
     return ld(&cache.cached) + ld(&cache.mag_cached);
 }
 
+size_t mc_mem_thread_cached(void) { return tl_mag ? tl_mag->bytes : 0; }
+
 void mc_mem_reset_peak(void) { atomic_store_explicit(&cache.peak, 0, memory_order_relaxed); }
 
 size_t mc_mem_set_memory_limit(size_t limit)
