@@ -200,8 +200,8 @@ static void ensure_init(void) { pthread_once(&cache_once, cache_init); }
 static void note_peak(size_t now)
 {
     size_t p = ld(&cache.peak);
-    while (now > p &&
-           !atomic_compare_exchange_weak_explicit(&cache.peak, &p, now, memory_order_relaxed, memory_order_relaxed))
+    while (now > p && !atomic_compare_exchange_weak_explicit(&cache.peak, &p, now, memory_order_relaxed,
+                                                             memory_order_relaxed))
         ;
 }
 

@@ -19,9 +19,10 @@
  * thread that calls exit). A thread past either point frees directly.
  *
  * Off under AddressSanitizer and Valgrind: their use-after-free checks need
- * every freed block really freed (MLX_CPU_OBJ_CACHE overrides, see below). The fault-injection counter is asked before
- * every allocation, cached or not, so allocation-failure tests still reach
- * every allocation site. */
+ * every freed block really freed (MLX_CPU_OBJ_CACHE overrides, see
+ * decide_mode). The fault-injection counter is asked before every
+ * allocation, cached or not, so allocation-failure tests still reach every
+ * allocation site. */
 #include "runtime/obj_cache.h"
 
 #include <pthread.h>
