@@ -1,7 +1,7 @@
 /* Owns the per-thread cache of small bookkeeping blocks (obj_cache.h).
  *
- * Why: one small lazy op (build, evaluate, drop) made five malloc/free
- * pairs (descriptor, inputs, parameters, buffer header...), a third of its
+ * Why: one small lazy op (build, evaluate, drop) made four malloc/free
+ * pairs (descriptor, inputs, parameters, buffer header), over a quarter of its
  * instructions; glibc's calloc skips its own per-thread cache. A freed block
  * here goes on a list of its size class in the freeing thread, and the next
  * request of that class in that thread pops it: no lock, no atomic.
