@@ -8,6 +8,9 @@
  *                           layers of stride 1 take the Winograd path)
  *        bench_conv direct  the same with the Winograd path turned off
  *                           (MLX_CPU_CONV_WINOGRAD=0): the im2col path
+ *        bench_conv wino2   the same with F(2x2, 3x3) forced on the 3x3
+ *        bench_conv wino4   layers of stride 1 (MLX_CPU_CONV_WINOGRAD=2),
+ *                           or F(4x4, 3x3) (=4); other layers are skipped
  *        bench_conv sgemm   cblas_sgemm on 2 OpenBLAS threads, in a process
  *                           that never starts the library (which sets
  *                           OpenBLAS to one thread for its own pool)
@@ -83,11 +86,16 @@ static int lib_step(void *arg)
     return rc;
 }
 
-static void run_lib(int reps, const char *side)
+/* Layers the Winograd path can take (3x3, stride 1, one group). */
+static int wino_layer(const layer *l) { return l->k == 3 && l->stride == 1 && groups_of(l) == 1; }
+
+static void run_lib(int reps, const char *side, int wino_only)
 {
     mlx_stream s = mlx_default_cpu_stream_new();
     for (int i = 0; i < N_LAYERS; i++) {
         const layer *l = &layers[i];
+        if (wino_only && !wino_layer(l))
+            continue;
         int xs[4] = {l->n, l->h, l->w, l->c}, ws[4] = {l->o, l->k, l->k, l->c / groups_of(l)};
         size_t nx = (size_t)l->n * l->h * l->w * l->c, nw = (size_t)ws[0] * ws[1] * ws[2] * ws[3];
         float *xv = filled(nx, 1), *wv = filled(nw, 2);
@@ -141,9 +149,12 @@ int main(int argc, char **argv)
     else if (argc > 1 && !strcmp(argv[1], "direct")) {
         /* read by the library at its first convolution */
         setenv("MLX_CPU_CONV_WINOGRAD", "0", 1);
-        run_lib(reps, "direct");
+        run_lib(reps, "direct", 0);
+    } else if (argc > 1 && (!strcmp(argv[1], "wino2") || !strcmp(argv[1], "wino4"))) {
+        setenv("MLX_CPU_CONV_WINOGRAD", argv[1][4] == '2' ? "2" : "4", 1);
+        run_lib(reps, argv[1], 1);
     } else {
-        run_lib(reps, "lib");
+        run_lib(reps, "lib", 0);
     }
     return 0;
 }

@@ -1,9 +1,10 @@
 /* bench_vmap: vmap of a function over a batch of 64 against the loop that
  * the per-element rule used to build (the function on each element, the
- * results stacked), both built and evaluated per call. Three functions:
+ * results stacked), both built and evaluated per call. Four functions:
  * an embedding lookup (take of a (8000, 256) table, unbatched, at 128
- * token ids per element), rms_norm of (32, 512) rows and a conv1d of one
- * (128, 32) sequence with a (64, 3, 32) kernel, float32. The loop side
+ * token ids per element), rms_norm of (32, 512) rows, a conv1d of one
+ * (128, 32) sequence with a (64, 3, 32) kernel, float32, and a normal
+ * draw of 4096 float32 per key over 64 keys (one node for the batch). The loop side
  * prints as side=loop under the same name; bench/report.py divides.
  * `bench_vmap FIGURE SIDE` runs one of them (for perf stat). Only the
  * public API is used. */
@@ -40,6 +41,12 @@ static int f_rms(mlx_array *o, const mlx_array *x, mlx_stream s)
 static int f_conv(mlx_array *o, const mlx_array *x, mlx_stream s)
 {
     return mlx_conv1d(o, x[0], x[1], 1, 1, 1, 1, s);
+}
+
+/* x[0] is the key; x[1] (unbatched) is not read */
+static int f_normal(mlx_array *o, const mlx_array *x, mlx_stream s)
+{
+    return mlx_random_normal(o, (const int[]){4096}, 1, MLX_FLOAT32, 0.0f, 1.0f, x[0], s);
 }
 
 static int apply(mlx_vector_array *res, const mlx_vector_array in, void *payload)
@@ -163,12 +170,22 @@ int main(int argc, char **argv)
                        filled((const int[]){64, 3, 32}, 3, MLX_FLOAT32, 23, 0.05f)},
                  .axes = {0, -1},
                  .s = s};
+    mlx_array seed = mlx_array_new(), keys = mlx_array_new();
+    if (mlx_random_key(&seed, 7) || mlx_random_split_num(&keys, seed, B, s) || mlx_array_eval(keys))
+        return 1;
+    mlx_array_free(seed);
+    vctx normal = {.name = "vmap_random_normal_b64",
+                   .f = f_normal,
+                   .x = {keys, filled((const int[]){1}, 1, MLX_FLOAT32, 1, 1.0f)},
+                   .axes = {0, -1},
+                   .s = s};
     bu_info("program", "bench_vmap");
     measure(&take, 200);
     measure(&rms, 200);
     measure(&conv, 100);
-    vctx *all[3] = {&take, &rms, &conv};
-    for (int i = 0; i < 3; i++)
+    measure(&normal, 200);
+    vctx *all[4] = {&take, &rms, &conv, &normal};
+    for (int i = 0; i < 4; i++)
         for (int k = 0; k < NIN; k++)
             mlx_array_free(all[i]->x[k]);
     mlx_stream_free(s);

@@ -173,6 +173,10 @@ def conv_section(r, w):
         if name in ("conv3x3_56x56x64", "conv3x3_28x28x128"):
             w(r.row(f"{label} vs im2col", ours, ("direct", name, 2),
                     "our im2col path (Winograd off)", None))
+            w(r.row(f"{label} vs F(2x2)", ours, ("wino2", name, 2),
+                    "our Winograd F(2x2, 3x3) forced", None))
+            w(r.row(f"{label} vs F(4x4)", ours, ("wino4", name, 2),
+                    "our Winograd F(4x4, 3x3) forced", None))
         for side, target in (("jax", 0.8), ("torch", 1.5), ("mlx", 2.0)):
             w(r.row(f"{label} vs {FRAMEWORKS[side]}", ours, (side, name, 2),
                     FRAMEWORKS[side], target))
@@ -237,8 +241,11 @@ def sdpa_bound(r, w):
     w("Attention's GEMM floor (`bench_fast bound`): the problem is "
       f"{SDPA_FLOPS / 1e9:.1f} GFLOP of GEMM (Q K^T and P V, 2·L²·D each, "
       "32 heads). `cblas_sgemm` alone on the same data, OpenBLAS on 1 and 2 "
-      "threads; \"tiles\" are the fused kernel's own products (256 queries "
-      "x 256 keys, one OpenBLAS thread per worker, heads split, no softmax).")
+      "threads; \"tiles\" are the products of the fused kernel's BLAS path "
+      "(float64, or strided or half-type K and V too large to convert per "
+      "head): 256 queries x 256 keys, one OpenBLAS thread per worker, heads "
+      "split, no softmax. float32 runs the panel path, whose own "
+      "register-blocked product (simd/attn_k.c) reads K and V in place.")
     w("")
     w("| GEMM | threads | time | GFLOP/s |\n|---|---|---|---|")
     rows = (("4096³ square (peak)", "sgemm_4096x4096x4096", 2 * 4096 ** 3),
@@ -248,7 +255,7 @@ def sdpa_bound(r, w):
              2 * 1024 * 1024 * 128),
             ("both, 32 heads, one call sequence", "sgemm_qkT_pv_H32_L1024_D128",
              SDPA_FLOPS),
-            ("fused kernel's tiles, 32 heads", "sgemm_tiles_256x256_H32_L1024_D128",
+            ("BLAS path's tiles, 32 heads", "sgemm_tiles_256x256_H32_L1024_D128",
              SDPA_FLOPS))
     best = 0.0
     for label, name, flops in rows:
@@ -271,9 +278,8 @@ def sdpa_bound(r, w):
           f"(sum {fmt_time(sum(pieces))}; whole composition {fmt_time(unf)}).")
     if fused and tiles:
         w(f"Fused kernel, 2 threads: {fmt_time(fused)} "
-          f"({SDPA_FLOPS / fused:.1f} GFLOP/s), of which its tile products "
-          f"alone take {fmt_time(tiles)}; the rest, {fmt_time(fused - tiles)}, "
-          "is the online softmax, the accumulator's rescaling and the loads.")
+          f"({SDPA_FLOPS / fused:.1f} GFLOP/s, softmax and loads included); "
+          f"the BLAS path's tile products alone take {fmt_time(tiles)}.")
     if best and unf:
         floor = SDPA_FLOPS / best
         w(f"Best possible fused time: the GEMM alone (no softmax) at the "
@@ -435,7 +441,8 @@ def vmap_section(r, w):
     for label, name in (
             ("take of a (8000, 256) table at (64, 128) ids", "vmap_take_b64"),
             ("rms_norm of (64, 32, 512), weight unbatched", "vmap_rms_norm_b64"),
-            ("conv1d of (64, 1, 128, 32), (64, 3, 32) kernel", "vmap_conv1d_b64")):
+            ("conv1d of (64, 1, 128, 32), (64, 3, 32) kernel", "vmap_conv1d_b64"),
+            ("normal((4096,)) over 64 keys", "vmap_random_normal_b64")):
         w(r.row(label, ("mlx", name, 2), ("loop", name, 2),
                 "per-element loop", None))
     w("")
@@ -700,8 +707,8 @@ def build(figs, info, meta):
     w(r.row("svd 1024x1024 float32 (U, S, Vt)", ("mlx", "svd_1024_f32", 2),
             ("numpy", "svd_1024_f32", 2), "numpy `linalg.svd`", 1.0))
     w("")
-    w("One batched call each. The solves run one LAPACK getrf + getrs per "
-      "matrix, the batch split over the pool; the SVD is one sgesdd on one "
+    w("One batched call each. The solves run one LAPACK gesv per "
+      "matrix (numpy's call), the batch split over the pool; the SVD is one sgesdd on one "
       "thread (numpy's runs on OpenBLAS's threads).")
     w("## Fourier transforms")
     w("")

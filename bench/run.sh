@@ -156,6 +156,8 @@ for r in $(seq 1 "$rounds"); do
     {
         "${noblas[@]}" "$build/bench/bench_conv" lib
         "${noblas[@]}" "$build/bench/bench_conv" direct
+        "${noblas[@]}" "$build/bench/bench_conv" wino2
+        "${noblas[@]}" "$build/bench/bench_conv" wino4
         "${noblas[@]}" "$build/bench/bench_conv" sgemm
         "${noblas[@]}" "$jax_py" "$root/bench/conv_ref.py" jax 2>/dev/null || true
         "${noblas[@]}" "$torch_py" "$root/bench/conv_ref.py" torch 2>/dev/null || true

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the convolution benchmark (bench/bench_conv.c) next to its references
-# (our im2col path with Winograd off, cblas_sgemm on the equivalent GEMM,
+# (our im2col path with Winograd off, our Winograd F(2x2, 3x3) and
+# F(4x4, 3x3) each forced, cblas_sgemm on the equivalent GEMM,
 # and bench/conv_ref.py: MLX, JAX, PyTorch) in alternating rounds, all in
 # this one run, and writes the table to docs/benchmarks-conv.md (each
 # figure: the median over rounds of each round's median time).
@@ -34,6 +35,8 @@ load_before=$(cut -d' ' -f1 /proc/loadavg)
 for r in $(seq "$rounds"); do
     "${noblas[@]}" "$build/bench/bench_conv" lib >>"$log"
     "${noblas[@]}" "$build/bench/bench_conv" direct >>"$log"
+    "${noblas[@]}" "$build/bench/bench_conv" wino2 >>"$log"
+    "${noblas[@]}" "$build/bench/bench_conv" wino4 >>"$log"
     "${noblas[@]}" "$build/bench/bench_conv" sgemm >>"$log"
     "${noblas[@]}" "$jax_py" "$root/bench/conv_ref.py" jax 2>/dev/null >>"$log" || true
     "${noblas[@]}" "$torch_py" "$root/bench/conv_ref.py" torch 2>/dev/null >>"$log" || true
@@ -54,7 +57,7 @@ for line in open(log):
     m = re.match(r"BENCH side=\S+ name=(\S+) threads=\d+ median_ns=(\d+) .*gflops=([\d.]+)", line)
     if m:
         flops[m.group(1)] = float(m.group(3)) * int(m.group(2))
-sides = ["lib", "direct", "sgemm", "mlx", "jax", "torch"]
+sides = ["lib", "direct", "wino2", "wino4", "sgemm", "mlx", "jax", "torch"]
 def g(name, side):
     t = rows.get(name, {}).get(side)
     return flops[name] / statistics.median(t) if t else None
@@ -64,18 +67,21 @@ lines = ["# Convolution benchmark", "",
          "host is shared, so figures move by 10-20% between runs). Batch 8, float32, 2 threads each;",
          "GFLOP/s = 2 * M * N * K of the equivalent GEMM (the convolution's multiply-adds), per second.",
          "sgemm: cblas_sgemm (OpenBLAS, 2 threads) on the equivalent GEMM, patches given.",
-         "ours: 3x3 layers of stride 1 take the Winograd F(2x2, 3x3) path; im2col: ours with it",
-         "turned off (bench_conv direct, MLX_CPU_CONV_WINOGRAD=0), the path every other layer takes.", "",
-         "| layer | ours | im2col | ours/im2col | sgemm | ours/sgemm | MLX | ours/MLX | JAX | ours/JAX | PyTorch | ours/PyTorch |",
-         "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+         "ours: 3x3 layers of stride 1 take the Winograd path, F(4x4, 3x3) or F(2x2, 3x3) by",
+         "src/graph/conv_wino.c's rule; im2col: ours with it turned off (bench_conv direct,",
+         "MLX_CPU_CONV_WINOGRAD=0), the path every other layer takes; F(2x2), F(4x4): ours with that",
+         "variant forced (bench_conv wino2 / wino4, MLX_CPU_CONV_WINOGRAD=2 / 4).", "",
+         "| layer | ours | im2col | ours/im2col | F(2x2) | ours/F(2x2) | F(4x4) | ours/F(4x4) | sgemm | ours/sgemm | MLX | ours/MLX | JAX | ours/JAX | PyTorch | ours/PyTorch |",
+         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
 for name in rows:
     v = {s: g(name, s) for s in sides}
     def f(x):
         return "%.1f" % x if x else "-"
     def r(s):
         return "%.2fx" % (v["lib"] / v[s]) if v["lib"] and v[s] else "-"
-    lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-        name, f(v["lib"]), f(v["direct"]), r("direct"), f(v["sgemm"]), r("sgemm"), f(v["mlx"]), r("mlx"), f(v["jax"]), r("jax"),
+    lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        name, f(v["lib"]), f(v["direct"]), r("direct"), f(v["wino2"]), r("wino2"), f(v["wino4"]), r("wino4"),
+        f(v["sgemm"]), r("sgemm"), f(v["mlx"]), r("mlx"), f(v["jax"]), r("jax"),
         f(v["torch"]), r("torch")))
 open(out, "w").write("\n".join(lines) + "\n")
 print("\n".join(lines))

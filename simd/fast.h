@@ -49,6 +49,20 @@ typedef struct mc_fast_kernels {
                              size_t acols, size_t ldacc);
     void (*softmax_tile_f64)(double *s, size_t rows, size_t cols, size_t lds, double *m, double *l, double *acc,
                              size_t acols, size_t ldacc);
+    /* Attention's own products (simd/attn_k.c) work on panels: a panel of
+     * w rows of a rows x cols matrix stores element (r, c) at c * w + r
+     * (mc_fast_pack_f32). attn_gemm sets the attn_mr x attn_nr block c
+     * (row stride attn_nr) to, or with add adds to it, the sum over t < k
+     * of a[t * ast + i * asi] * b[t * attn_nr + j]: b is a panel of
+     * attn_nr rows, k long; a is any attn_mr x k array of floats (a panel
+     * has ast attn_mr and asi 1; K's rows in place have ast 1). */
+    int attn_mr, attn_nr;
+    void (*attn_gemm)(size_t k, const float *a, ptrdiff_t ast, ptrdiff_t asi, const float *b, float *c, bool add);
+    /* softmax_tile_f32 for attn_nr rows of scores held as a panel (key j
+     * of row q at s[j * attn_nr + q], cols keys): m and l hold attn_nr
+     * rows, the accumulator arows panel rows of attn_nr (its rows are
+     * scaled lane by lane). */
+    void (*softmax_panel_f32)(float *s, size_t cols, float *m, float *l, float *acc, size_t arows);
 } mc_fast_kernels;
 
 /* The kernels for this CPU (chosen once, thread-safe). */
@@ -66,20 +80,29 @@ void mc_fast_load_tile_f32(int dt, const void *src, int64_t rs, int64_t cs, size
 void mc_fast_load_tile_f64(int dt, const void *src, int64_t rs, int64_t cs, size_t rows, size_t cols, double *dst,
                            size_t ldd, double mul);
 
-/* Applies a mask tile to scores s (rows x cols, row stride lds): a bool
+/* Packs the rows x cols matrix at src (dtype dt, strides rs and cs), times
+ * mul, into panels of w rows converted to float: element (r, c) goes to
+ * dst[(r / w) * cols * w + c * w + r % w]; the last panel's missing rows
+ * are zeros. dst holds ceil(rows / w) * w * cols floats. */
+void mc_fast_pack_f32(int dt, const void *src, int64_t rs, int64_t cs, size_t rows, size_t cols, size_t w,
+                      float *dst, float mul);
+
+/* Applies a mask tile to scores s (rows x cols, element (i, j) at
+ * s[i * si + j * sj]): a bool
  * mask (mdt MC_SIMD_BOOL) puts `lowest` where the mask is false; any other
  * floating mask is added. Mask element (i, j) at mask + i * rs + j * cs.
  * With mask NULL, the causal rule: key j (counted from the tile's first
  * key, j0) is masked for row i when j0 + j > i0 + i + diag. */
 void mc_fast_mask_tile_f32(int mdt, const void *mask, int64_t rs, int64_t cs, float *s, size_t rows, size_t cols,
-                           size_t lds, int64_t i0, int64_t j0, int64_t diag, float lowest);
+                           size_t si, size_t sj, int64_t i0, int64_t j0, int64_t diag, float lowest);
 void mc_fast_mask_tile_f64(int mdt, const void *mask, int64_t rs, int64_t cs, double *s, size_t rows, size_t cols,
-                           size_t lds, int64_t i0, int64_t j0, int64_t diag, double lowest);
+                           size_t si, size_t sj, int64_t i0, int64_t j0, int64_t diag, double lowest);
 
-/* y row i (row stride ys, contiguous) = acc[i] / l[i] rounded to dt. */
-void mc_fast_store_rows_f32(int dt, const float *acc, size_t rows, size_t cols, size_t lda, const float *l,
-                            void *y, int64_t ys);
-void mc_fast_store_rows_f64(int dt, const double *acc, size_t rows, size_t cols, size_t lda, const double *l,
-                            void *y, int64_t ys);
+/* y row i (row stride ys, contiguous) = acc row i / l[i] rounded to dt,
+ * acc element (i, j) at acc[i * ars + j * acs]. */
+void mc_fast_store_rows_f32(int dt, const float *acc, size_t rows, size_t cols, size_t ars, size_t acs,
+                            const float *l, void *y, int64_t ys);
+void mc_fast_store_rows_f64(int dt, const double *acc, size_t rows, size_t cols, size_t ars, size_t acs,
+                            const double *l, void *y, int64_t ys);
 
 #endif

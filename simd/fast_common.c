@@ -2,6 +2,7 @@
  * fast_k.c's build, rope's angles, and attention's tile loads, masks and
  * final stores (linear in the tile, dwarfed by the products around them). */
 #include <math.h>
+#include <stdbool.h>
 #include <pthread.h>
 #include <string.h>
 
@@ -89,27 +90,63 @@ void mc_fast_load_tile_f64(int dt, const void *src, int64_t rs, int64_t cs, size
             dst[i * ldd_ + j] = ldd(dt, src, (int64_t)i * rs + (int64_t)j * cs) * mul;
 }
 
+/* Whether a panel can take mc_fast_pack_f32's float32 paths: all w rows
+ * present (a partial panel goes element by element). */
+static inline bool whole_f32(int dt, size_t p, size_t w, size_t rows)
+{
+    return dt == MC_SIMD_FLOAT32 && (p + 1) * w <= rows;
+}
+
+void mc_fast_pack_f32(int dt, const void *src, int64_t rs, int64_t cs, size_t rows, size_t cols, size_t w,
+                      float *dst, float mul)
+{
+    size_t panels = (rows + w - 1) / w;
+    for (size_t p = 0; p < panels; p++) {
+        float *d = dst + p * cols * w;
+        const float *s = (const float *)src + (int64_t)(p * w) * rs;
+        if (whole_f32(dt, p, w, rows) && rs == 1) {
+            /* columns contiguous (V read as its transpose): the panel's w
+             * values of a column are neighbours in the source */
+            for (size_t c = 0; c < cols; c++)
+                for (size_t r = 0; r < w; r++)
+                    d[c * w + r] = s[(int64_t)c * cs + (int64_t)r] * mul;
+        } else if (whole_f32(dt, p, w, rows) && cs == 1) {
+            /* rows contiguous: w source rows read side by side, the panel
+             * written in order */
+            for (size_t c = 0; c < cols; c++)
+                for (size_t r = 0; r < w; r++)
+                    d[c * w + r] = s[(int64_t)r * rs + (int64_t)c] * mul;
+        } else {
+            for (size_t c = 0; c < cols; c++)
+                for (size_t r = 0; r < w; r++) {
+                    size_t i = p * w + r;
+                    d[c * w + r] = i < rows ? (float)ldd(dt, src, (int64_t)i * rs + (int64_t)c * cs) * mul : 0.0f;
+                }
+        }
+    }
+}
+
 #define MASK_TILE(NAME, T)                                                                                   \
-    void NAME(int mdt, const void *mask, int64_t rs, int64_t cs, T *s, size_t rows, size_t cols, size_t lds, \
-              int64_t i0, int64_t j0, int64_t diag, T lowest)                                                \
+    void NAME(int mdt, const void *mask, int64_t rs, int64_t cs, T *s, size_t rows, size_t cols, size_t si,   \
+              size_t sj, int64_t i0, int64_t j0, int64_t diag, T lowest)                                     \
     {                                                                                                        \
         for (size_t i = 0; i < rows; i++) {                                                                  \
-            T *row = s + i * lds;                                                                            \
+            T *row = s + i * si;                                                                             \
             if (!mask) {                                                                                     \
                 int64_t last = i0 + (int64_t)i + diag - j0; /* last key kept, tile-relative */               \
                 for (size_t j = last < 0 ? 0 : (size_t)last + 1; j < cols; j++)                              \
-                    row[j] = lowest;                                                                         \
+                    row[j * sj] = lowest;                                                                    \
             } else if (mdt == MC_SIMD_BOOL) {                                                                \
                 const uint8_t *mr = (const uint8_t *)mask + (int64_t)i * rs;                                 \
                 for (size_t j = 0; j < cols; j++)                                                            \
-                    row[j] = mr[(int64_t)j * cs] ? row[j] : lowest;                                          \
+                    row[j * sj] = mr[(int64_t)j * cs] ? row[j * sj] : lowest;                                \
             } else if (mdt == MC_SIMD_FLOAT32 && cs == 1) {                                                  \
                 const float *mr = (const float *)mask + (int64_t)i * rs;                                     \
                 for (size_t j = 0; j < cols; j++)                                                            \
-                    row[j] += mr[j];                                                                         \
+                    row[j * sj] += mr[j];                                                                    \
             } else {                                                                                         \
                 for (size_t j = 0; j < cols; j++)                                                            \
-                    row[j] += (T)ldd(mdt, mask, (int64_t)i * rs + (int64_t)j * cs);                          \
+                    row[j * sj] += (T)ldd(mdt, mask, (int64_t)i * rs + (int64_t)j * cs);                     \
             }                                                                                                \
         }                                                                                                    \
     }
@@ -126,26 +163,27 @@ static inline void st(int dt, void *p, int64_t i, double v)
     }
 }
 
-void mc_fast_store_rows_f32(int dt, const float *acc, size_t rows, size_t cols, size_t lda, const float *l,
-                            void *y, int64_t ys)
+void mc_fast_store_rows_f32(int dt, const float *acc, size_t rows, size_t cols, size_t ars, size_t acs,
+                            const float *l, void *y, int64_t ys)
 {
     for (size_t i = 0; i < rows; i++) {
         float inv = 1.0f / l[i];
+        const float *a = acc + i * ars;
         if (dt == MC_SIMD_FLOAT32) {
             float *yr = (float *)y + (int64_t)i * ys;
             for (size_t j = 0; j < cols; j++)
-                yr[j] = acc[i * lda + j] * inv;
+                yr[j] = a[j * acs] * inv;
         } else {
             for (size_t j = 0; j < cols; j++)
-                st(dt, y, (int64_t)i * ys + (int64_t)j, acc[i * lda + j] * inv);
+                st(dt, y, (int64_t)i * ys + (int64_t)j, a[j * acs] * inv);
         }
     }
 }
 
-void mc_fast_store_rows_f64(int dt, const double *acc, size_t rows, size_t cols, size_t lda, const double *l,
-                            void *y, int64_t ys)
+void mc_fast_store_rows_f64(int dt, const double *acc, size_t rows, size_t cols, size_t ars, size_t acs,
+                            const double *l, void *y, int64_t ys)
 {
     for (size_t i = 0; i < rows; i++)
         for (size_t j = 0; j < cols; j++)
-            st(dt, y, (int64_t)i * ys + (int64_t)j, acc[i * lda + j] / l[i]);
+            st(dt, y, (int64_t)i * ys + (int64_t)j, acc[i * ars + j * acs] / l[i]);
 }

@@ -13,6 +13,7 @@
 #include <immintrin.h>
 #endif
 
+#include "simd/attn_shape.h"
 #include "simd/dtype.h"
 #include "simd/fast.h"
 #include "simd/half_convert.h"
@@ -457,6 +458,45 @@ static void softmax_tile_f32(float *s, size_t rows, size_t cols, size_t lds, flo
     }
 }
 
+/* softmax_tile_f32 for a panel of NR score rows stored transposed (key j
+ * of row q at s[j * NR + q]): the running maximum, the exponentials and
+ * the sums are elementwise over the NR rows, so every step is a vector
+ * operation with no reduction across lanes. */
+static void softmax_panel_f32(float *s, size_t cols, float *m, float *l, float *acc, size_t arows)
+{
+    enum { NR = MC_ATTN_NR };
+    float mx[NR], c[NR], sum[NR];
+    memcpy(mx, m, sizeof mx);
+    for (size_t j = 0; j < cols; j++) {
+        const float *r = s + j * NR;
+        for (int q = 0; q < NR; q++)
+            mx[q] = r[q] > mx[q] ? r[q] : mx[q];
+    }
+    for (int q = 0; q < NR; q++) {
+        /* a row with nothing finite yet keeps its state (c = 1, no sum) */
+        c[q] = mx[q] == -INFINITY ? 1.0f : fexp(m[q] - mx[q]);
+        sum[q] = 0;
+    }
+    for (size_t j = 0; j < cols; j++) {
+        float *r = s + j * NR;
+        for (int q = 0; q < NR; q++) {
+            float e = fexp_nonpos(r[q] - mx[q]);
+            e = mx[q] == -INFINITY ? 0.0f : e;
+            r[q] = e;
+            sum[q] += e;
+        }
+    }
+    for (int q = 0; q < NR; q++) {
+        l[q] = l[q] * c[q] + sum[q];
+        m[q] = mx[q];
+    }
+    for (size_t d = 0; d < arows; d++) {
+        float *a = acc + d * NR;
+        for (int q = 0; q < NR; q++)
+            a[q] *= c[q];
+    }
+}
+
 static void softmax_tile_f64(double *s, size_t rows, size_t cols, size_t lds, double *m, double *l, double *acc,
                              size_t acols, size_t ldacc)
 {
@@ -484,6 +524,10 @@ static void softmax_tile_f64(double *s, size_t rows, size_t cols, size_t lds, do
     }
 }
 
+/* simd/attn_k.c's build for the same variant */
+void FK_CAT(mc_attn_gemm, MC_FK_VARIANT)(size_t k, const float *a, ptrdiff_t ast, ptrdiff_t asi, const float *b,
+                                        float *c, bool add);
+
 extern const mc_fast_kernels FK_CAT(mc_fast_kernels, MC_FK_VARIANT);
 const mc_fast_kernels FK_CAT(mc_fast_kernels, MC_FK_VARIANT) = {
     .rms_norm = rms_norm_rows,
@@ -491,4 +535,8 @@ const mc_fast_kernels FK_CAT(mc_fast_kernels, MC_FK_VARIANT) = {
     .rope = rope_rows,
     .softmax_tile_f32 = softmax_tile_f32,
     .softmax_tile_f64 = softmax_tile_f64,
+    .attn_mr = MC_ATTN_MR,
+    .attn_nr = MC_ATTN_NR,
+    .attn_gemm = FK_CAT(mc_attn_gemm, MC_FK_VARIANT),
+    .softmax_panel_f32 = softmax_panel_f32,
 };

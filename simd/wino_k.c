@@ -1,47 +1,14 @@
 /* The Winograd F(2x2, 3x3) transforms of simd/wino.h, compiled generically
  * and, on x86_64, again with AVX2+FMA and with AVX-512 (MC_WK_VARIANT=avx2
- * or avx512, -O3): each build defines mc_wino_kernels_<variant>.
- *
- * Each stage walks channels a vector of VL at a time (GCC/Clang vector
- * extensions: one register of the build's widest kind; 4 lanes in the
- * generic build, which SSE2 and NEON both hold). A tile's 16 rows are
- * separate pointers, so the transforms are written on vector values
- * loaded and stored explicitly rather than left to the auto-vectoriser,
- * which would have to prove 32 pointers apart. A channel tail shorter
- * than a vector goes through small zero-padded buffers with the same
- * code. The generic build is the reference of the vector ones: the same
- * adds and halvings in the same order, lane by lane. */
-#include <string.h>
-
-#include "simd/wino.h"
-
-#ifndef MC_WK_VARIANT
-#define MC_WK_VARIANT generic_build
-#endif
-#define WK_CAT2(a, b) a##_##b
-#define WK_CAT(a, b) WK_CAT2(a, b)
-
-#if defined(__AVX512F__)
-enum { VL = 16 };
-#elif defined(__AVX__)
-enum { VL = 8 };
-#else
-enum { VL = 4 };
-#endif
-typedef float vf __attribute__((vector_size(VL * sizeof(float))));
-
-static inline vf ld(const float *p)
-{
-    vf v;
-    memcpy(&v, p, sizeof v);
-    return v;
-}
-
-static inline void st(float *p, vf v) { memcpy(p, &v, sizeof v); }
+ * or avx512, -O3): each build defines mc_wino23_<variant>. The walk over
+ * tiles and channels is simd/wino_vec.h's. The generic build is the
+ * reference of the vector ones: the same adds and halvings in the same
+ * order, lane by lane. */
+#include "simd/wino_vec.h"
 
 /* U = G g G^T for one vector of channels at offset c: g[9] row-major
  * 3x3, u[16] row-major 4x4. */
-static inline void filter_vec(const float *const *g, size_t c, vf *u)
+static void filter_vec(const float *const *g, size_t c, vf *u)
 {
     vf t[12];
     for (int j = 0; j < 3; j++) {
@@ -61,7 +28,7 @@ static inline void filter_vec(const float *const *g, size_t c, vf *u)
 }
 
 /* V = B^T d B: d[16] and v[16] row-major 4x4. */
-static inline void input_vec(const float *const *d, size_t c, vf *v)
+static void input_vec(const float *const *d, size_t c, vf *v)
 {
     vf t[16];
     for (int b = 0; b < 4; b++) {
@@ -81,7 +48,7 @@ static inline void input_vec(const float *const *d, size_t c, vf *v)
 }
 
 /* Y = A^T M A: m[16] row-major 4x4, y[4] row-major 2x2. */
-static inline void output_vec(const float *const *m, size_t c, vf *y)
+static void output_vec(const float *const *m, size_t c, vf *y)
 {
     vf t[8];
     for (int b = 0; b < 4; b++) {
@@ -96,118 +63,26 @@ static inline void output_vec(const float *const *m, size_t c, vf *y)
     }
 }
 
-typedef void (*vec_fn)(const float *const *src, size_t c, vf *out);
-
-/* One vector of channels at offset c, from nin source rows to nout
- * destination rows (a NULL destination is skipped). */
-static inline void run_vec(vec_fn f, const float *const *src, float *const *dst, int nout, size_t c)
-{
-    vf out[16];
-    f(src, c, out);
-    for (int q = 0; q < nout; q++)
-        if (dst[q])
-            st(dst[q] + c, out[q]);
-}
-
-/* The channels [c0, n) left after whole vectors, through zero-padded
- * buffers. */
-static void run_tail(vec_fn f, const float *const *src, int nin, float *const *dst, int nout, size_t c0, size_t n)
-{
-    float in[16][VL];
-    const float *s[16];
-    vf out[16];
-    size_t len = n - c0;
-    memset(in, 0, sizeof in);
-    for (int q = 0; q < nin; q++) {
-        memcpy(in[q], src[q] + c0, len * sizeof(float));
-        s[q] = in[q];
-    }
-    f(s, 0, out);
-    for (int q = 0; q < nout; q++)
-        if (dst[q])
-            memcpy(dst[q] + c0, &out[q], len * sizeof(float));
-}
-
-/* The channels [0, n) of one tile or filter: whole vectors, then the tail. */
-static inline void run_all(vec_fn f, const float *const *src, int nin, float *const *dst, int nout, size_t n)
-{
-    size_t full = n - n % VL;
-    for (size_t c = 0; c < full; c += VL)
-        run_vec(f, src, dst, nout, c);
-    if (full < n)
-        run_tail(f, src, nin, dst, nout, full, n);
-}
-
 static void filter_f23(const float *w, int O, int C, bool flip, float *u)
 {
-    size_t plane = (size_t)O * (size_t)C, n = (size_t)C;
-    for (int o = 0; o < O; o++) {
-        const float *g[9];
-        float *dst[16];
-        for (int q = 0; q < 9; q++)
-            g[flip ? 8 - q : q] = w + ((size_t)o * 9 + (size_t)q) * n;
-        for (int xi = 0; xi < MC_WINO_XI; xi++)
-            dst[xi] = u + (size_t)xi * plane + (size_t)o * n;
-        run_all(filter_vec, g, 9, dst, 16, n);
-    }
-}
-
-/* The tile's batch index and tile coordinates. */
-static inline size_t split_tile(const mc_wino_geom *g, size_t tile, int *th, int *tw)
-{
-    *tw = (int)(tile % (size_t)g->tiles_w);
-    size_t rest = tile / (size_t)g->tiles_w;
-    *th = (int)(rest % (size_t)g->tiles_h);
-    return rest / (size_t)g->tiles_h;
+    filter_all(filter_vec, 2, w, O, C, flip, u);
 }
 
 static void input_f23(const mc_wino_geom *g, const float *x, size_t t0, int nt, const float *zero, float *v,
                       size_t vs)
 {
-    size_t C = (size_t)g->C;
-    for (int i = 0; i < nt; i++) {
-        int th, tw;
-        size_t n = split_tile(g, t0 + (size_t)i, &th, &tw);
-        const float *src[16];
-        float *dst[16];
-        for (int a = 0; a < 4; a++) {
-            int h = 2 * th - g->pad_h + a;
-            for (int b = 0; b < 4; b++) {
-                int w = 2 * tw - g->pad_w + b;
-                bool in = h >= 0 && h < g->H && w >= 0 && w < g->W;
-                src[4 * a + b] = in ? x + ((n * (size_t)g->H + (size_t)h) * (size_t)g->W + (size_t)w) * C : zero;
-            }
-        }
-        for (int xi = 0; xi < MC_WINO_XI; xi++)
-            dst[xi] = v + (size_t)xi * vs + (size_t)i * C;
-        run_all(input_vec, src, 16, dst, 16, C);
-    }
+    input_all(input_vec, 2, g, x, t0, nt, zero, v, vs);
 }
 
 static void output_f23(const mc_wino_geom *g, const float *m, size_t ms, size_t t0, int nt, float *y)
 {
-    size_t O = (size_t)g->O;
-    for (int i = 0; i < nt; i++) {
-        int th, tw;
-        size_t n = split_tile(g, t0 + (size_t)i, &th, &tw);
-        const float *src[16];
-        float *dst[4];
-        for (int xi = 0; xi < MC_WINO_XI; xi++)
-            src[xi] = m + (size_t)xi * ms + (size_t)i * O;
-        /* positions past the output's edge (odd OH or OW) are not stored */
-        for (int a = 0; a < 2; a++) {
-            for (int b = 0; b < 2; b++) {
-                int h = 2 * th + a, w = 2 * tw + b;
-                bool in = h < g->OH && w < g->OW;
-                dst[2 * a + b] = in ? y + ((n * (size_t)g->OH + (size_t)h) * (size_t)g->OW + (size_t)w) * O : NULL;
-            }
-        }
-        run_all(output_vec, src, 16, dst, 4, O);
-    }
+    output_all(output_vec, 2, g, m, ms, t0, nt, y);
 }
 
-extern const mc_wino_kernels WK_CAT(mc_wino_kernels, MC_WK_VARIANT);
-const mc_wino_kernels WK_CAT(mc_wino_kernels, MC_WK_VARIANT) = {
+extern const mc_wino_kernels WK_CAT(mc_wino23, MC_WK_VARIANT);
+const mc_wino_kernels WK_CAT(mc_wino23, MC_WK_VARIANT) = {
+    .m = 2,
+    .xi = MC_WINO_XI,
     .filter = filter_f23,
     .input = input_f23,
     .output = output_f23,

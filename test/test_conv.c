@@ -437,6 +437,33 @@ static void test_large_convolutions_match_direct_reference(void **state)
     check_large(&t, MLX_FLOAT32);
 }
 
+/* The depthwise kernel sums blocks of channels in registers over at most
+ * 64 taps per pass: full blocks, a tail, float64's narrower block, and
+ * kernels of more than 64 and 128 taps (several passes) against the
+ * direct reference. */
+static void test_depthwise_blocks_tails_and_long_kernels_match_direct_reference(void **state)
+{
+    (void)state;
+    ref_conv r = make2d(2, 13, 11, 128, 128, 3, 1, 1, 128); /* two blocks of 64 */
+    check_large(&r, MLX_FLOAT32);
+    r = make2d(1, 9, 10, 70, 70, 3, 2, 1, 70); /* a block and a tail of 6, stride 2 */
+    check_large(&r, MLX_FLOAT32);
+    r = make2d(2, 9, 9, 40, 40, 3, 1, 1, 40); /* float64: a block of 32 and 8 */
+    check_large(&r, MLX_FLOAT64);
+    check_large(&r, MLX_FLOAT16);
+    r = make2d(1, 12, 12, 64, 64, 9, 1, 4, 64); /* 81 taps: two passes */
+    check_large(&r, MLX_FLOAT32);
+    ref_conv l = {.nsp = 1, .N = 2, .C = 20, .O = 20, .groups = 20, .flip = 1};
+    l.in[0] = 400;
+    l.k[0] = 150; /* 150 taps at most: three passes */
+    l.stride[0] = 2;
+    l.lo[0] = 30;
+    l.kdil[0] = 2;
+    l.idil[0] = 1;
+    l.out[0] = out_size(400, 150, 2, 30, 2, 1);
+    check_large(&l, MLX_FLOAT32);
+}
+
 /* A transposed (strided) input view gives what its contiguous copy gives. */
 static void test_strided_input_view_matches_contiguous(void **state)
 {
@@ -553,28 +580,37 @@ static mlx_array conv_with_mode(int m, mlx_array x, mlx_array w, const int *lo, 
     return y;
 }
 
-/* The worst difference between the two paths, relative to 1 + |direct|,
- * for one convolution; fails above tol. */
-static double compare_paths(int N, int H, int W, int C, int O, const int *lo, const int *hi, bool flip,
-                            mlx_dtype d, bool want_wino, double tol)
+/* The worst difference between the Winograd path under mode m and the
+ * direct path, relative to 1 + |direct| + the direct result's RMS (the
+ * scale of F(4x4, 3x3)'s error, see src/graph/conv_wino.c), for one
+ * convolution; fails above tol, or when the Winograd path ran or not
+ * against want_wino, or took the F(4x4, 3x3) variant or not against
+ * want4. */
+static double compare_paths(int m, int N, int H, int W, int C, int O, const int *lo, const int *hi, bool flip,
+                            mlx_dtype d, bool want_wino, bool want4, double tol)
 {
     int xs[4] = {N, H, W, C}, ws[4] = {O, 3, 3, C};
     double *xv, *wv;
     mlx_array x = random_array((uint32_t)(N + H * 3 + W * 7 + C), d, 4, xs, &xv);
     mlx_array w = random_array((uint32_t)(O + C * 5), d, 4, ws, &wv);
     bool took_w, took_d;
-    mlx_array a = conv_with_mode(MC_CONV_WINO_ALWAYS, x, w, lo, hi, flip, &took_w);
+    long before4 = mc_conv_wino4_runs();
+    mlx_array a = conv_with_mode(m, x, w, lo, hi, flip, &took_w);
+    bool took4 = mc_conv_wino4_runs() != before4;
     mlx_array b = conv_with_mode(MC_CONV_WINO_NEVER, x, w, lo, hi, flip, &took_d);
-    if (took_w != want_wino || took_d)
-        fail_msg("N %d H %d W %d C %d O %d: Winograd path taken %d (want %d), direct %d", N, H, W, C, O, took_w,
-                 want_wino, took_d);
+    if (took_w != want_wino || took4 != want4 || took_d)
+        fail_msg("N %d H %d W %d C %d O %d: Winograd path taken %d (want %d), F(4x4) %d (want %d), direct %d", N,
+                 H, W, C, O, took_w, want_wino, took4, want4, took_d);
     assert_int_equal(mlx_array_size(a), mlx_array_size(b));
     assert_int_equal(mlx_array_ndim(a), 4);
     assert_int_equal(mlx_array_shape(a)[1], H + lo[0] + hi[0] - 2);
     assert_int_equal(mlx_array_shape(a)[2], W + lo[1] + hi[1] - 2);
-    double worst = 0;
+    double sq = 0;
+    for (size_t i = 0; i < mlx_array_size(b); i++)
+        sq += tu_get(b, i) * tu_get(b, i);
+    double rms = mlx_array_size(b) ? sqrt(sq / (double)mlx_array_size(b)) : 0, worst = 0;
     for (size_t i = 0; i < mlx_array_size(a); i++) {
-        double ga = tu_get(a, i), gb = tu_get(b, i), e = fabs(ga - gb) / (1 + fabs(gb));
+        double ga = tu_get(a, i), gb = tu_get(b, i), e = fabs(ga - gb) / (1 + fabs(gb) + rms);
         if (e > tol)
             fail_msg("N %d H %d W %d C %d O %d pad %d,%d|%d,%d flip %d: element %zu is %.9g, direct %.9g", N, H, W,
                      C, O, lo[0], lo[1], hi[0], hi[1], flip, i, ga, gb);
@@ -601,8 +637,28 @@ static void test_winograd_matches_direct_on_odd_shapes(void **state)
             for (int pi = 0; pi < 6; pi++, idx++) {
                 int lo[2] = {pads[pi][0], pads[(pi + 1) % 6][0]}, hi[2] = {pads[pi][1], pads[(pi + 1) % 6][1]};
                 const int *hw = sizes[idx % 4];
-                compare_paths(idx % 2 ? 3 : 1, hw[0], hw[1], chans[ci], chans[oi], lo, hi, idx % 3 == 0,
-                              MLX_FLOAT32, true, 1e-5);
+                compare_paths(MC_CONV_WINO_ALWAYS2, idx % 2 ? 3 : 1, hw[0], hw[1], chans[ci], chans[oi], lo, hi,
+                              idx % 3 == 0, MLX_FLOAT32, true, false, 1e-5);
+            }
+}
+
+/* The same for F(4x4, 3x3), forced: sizes that are not multiples of the
+ * 4x4 tile (outputs of 1 to 13 along a dim, so a tile can hold 1, 2 or 3
+ * valid rows or columns). */
+static void test_winograd4_matches_direct_on_odd_shapes(void **state)
+{
+    (void)state;
+    static const int chans[3] = {1, 3, 64};
+    static const int pads[6][2] = {{0, 0}, {1, 1}, {2, 2}, {0, 1}, {1, 0}, {2, 0}};
+    static const int sizes[5][2] = {{5, 7}, {8, 3}, {3, 4}, {9, 11}, {13, 6}};
+    int idx = 0;
+    for (int ci = 0; ci < 3; ci++)
+        for (int oi = 0; oi < 3; oi++)
+            for (int pi = 0; pi < 6; pi++, idx++) {
+                int lo[2] = {pads[pi][0], pads[(pi + 1) % 6][0]}, hi[2] = {pads[pi][1], pads[(pi + 1) % 6][1]};
+                const int *hw = sizes[idx % 5];
+                compare_paths(MC_CONV_WINO_ALWAYS4, idx % 2 ? 3 : 1, hw[0], hw[1], chans[ci], chans[oi], lo, hi,
+                              idx % 3 == 0, MLX_FLOAT32, true, true, 1e-5);
             }
 }
 
@@ -614,7 +670,7 @@ static void test_winograd_on_a_large_layer_matches_reference(void **state)
 {
     (void)state;
     int lo[2] = {1, 1}, hi[2] = {1, 1};
-    compare_paths(3, 29, 31, 64, 96, lo, hi, false, MLX_FLOAT32, true, 1e-5);
+    compare_paths(MC_CONV_WINO_ALWAYS, 3, 29, 31, 64, 96, lo, hi, false, MLX_FLOAT32, true, true, 1e-5);
     ref_conv r = make2d(3, 29, 31, 64, 96, 3, 1, 1, 1);
     long before = mc_conv_wino_runs();
     check_large(&r, MLX_FLOAT32);
@@ -625,76 +681,115 @@ static void test_winograd_on_a_large_layer_matches_reference(void **state)
     assert_true(mc_conv_wino_runs() == before);
 }
 
+/* The default rule's choice (src/graph/conv_wino.c): no Winograd below
+ * 16 input or 8 output channels; F(4x4, 3x3) when both output dims are at
+ * least 8 and its tiles do 1.3x fewer multiplies (outputs 8, 11, 14);
+ * F(2x2, 3x3) on smaller outputs (6, 7) and where edge tiles eat the
+ * saving (9, 10: 1.23x); the variants give the direct path's values. */
+static void test_winograd_rule_picks_each_variant_where_stated(void **state)
+{
+    (void)state;
+    static const struct {
+        int h, w, c, o;
+        bool wino, four;
+    } cases[] = {
+        {10, 10, 16, 8, true, true},   /* output 8x8 */
+        {13, 16, 16, 16, true, true},  /* 11x14 */
+        {8, 8, 16, 8, true, false},    /* 6x6 */
+        {9, 30, 32, 8, true, false},   /* 7x28: one dim short */
+        {11, 11, 16, 8, true, false},  /* 9x9 */
+        {12, 12, 16, 16, true, false}, /* 10x10 */
+        {30, 30, 3, 64, false, false}, /* too few input channels */
+        {30, 30, 16, 4, false, false}, /* too few output channels */
+    };
+    int lo[2] = {0, 0}, hi[2] = {0, 0};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        compare_paths(MC_CONV_WINO_AUTO, 1, cases[i].h, cases[i].w, cases[i].c, cases[i].o, lo, hi, false,
+                      MLX_FLOAT32, cases[i].wino, cases[i].four, 1e-5);
+}
+
 /* float16 and bfloat16 never take the Winograd path (it computes float32
  * only); their results are the direct path's. */
 static void test_half_types_keep_the_direct_path(void **state)
 {
     (void)state;
     int lo[2] = {1, 1}, hi[2] = {1, 1};
-    compare_paths(1, 6, 5, 64, 64, lo, hi, false, MLX_FLOAT16, false, 0);
-    compare_paths(1, 6, 5, 64, 64, lo, hi, false, MLX_BFLOAT16, false, 0);
+    compare_paths(MC_CONV_WINO_ALWAYS, 1, 6, 5, 64, 64, lo, hi, false, MLX_FLOAT16, false, false, 0);
+    compare_paths(MC_CONV_WINO_ALWAYS, 1, 6, 5, 64, 64, lo, hi, false, MLX_BFLOAT16, false, false, 0);
 }
 
 /* MLX's own cases (values and vjps) with every convolution that can take
- * the Winograd path taking it: the forward results and the derivative
- * rules (whose convolutions are 3x3 of stride 1 too) are unchanged. */
+ * the Winograd path taking it, as F(2x2, 3x3) and again as F(4x4, 3x3):
+ * the forward results and the derivative rules (whose convolutions are
+ * 3x3 of stride 1 too) are unchanged. */
 static void test_mlx_cases_pass_on_the_winograd_path(void **state)
 {
-    mc_conv_wino_set_mode(MC_CONV_WINO_ALWAYS);
-    long before = mc_conv_wino_runs();
-    test_results_match_mlx_for_every_configuration(state);
-    test_vjp_matches_mlx(state);
-    long ran = mc_conv_wino_runs() - before;
-    mc_conv_wino_set_mode(MC_CONV_WINO_AUTO);
-    assert_true(ran > 0);
+    static const int modes[2] = {MC_CONV_WINO_ALWAYS2, MC_CONV_WINO_ALWAYS4};
+    for (int i = 0; i < 2; i++) {
+        mc_conv_wino_set_mode(modes[i]);
+        long before = mc_conv_wino_runs(), before4 = mc_conv_wino4_runs();
+        test_results_match_mlx_for_every_configuration(state);
+        test_vjp_matches_mlx(state);
+        long ran = mc_conv_wino_runs() - before, ran4 = mc_conv_wino4_runs() - before4;
+        mc_conv_wino_set_mode(MC_CONV_WINO_AUTO);
+        assert_true(ran > 0);
+        assert_true(i ? ran4 == ran : ran4 == 0);
+    }
 }
 
-/* The vector builds of the transforms give the generic build's values. */
+/* The vector builds of both variants' transforms give the generic
+ * build's values. */
 static void test_winograd_transforms_match_generic_build(void **state)
 {
     (void)state;
-    const mc_wino_kernels *k = mc_wino_kernels_get(), *ref = mc_wino_kernels_generic();
-    mc_wino_geom g = {.N = 2, .H = 7, .W = 6, .C = 37, .O = 21, .OH = 7, .OW = 6, .pad_h = 1, .pad_w = 1};
-    g.tiles_h = (g.OH + 1) / 2;
-    g.tiles_w = (g.OW + 1) / 2;
-    int nt = g.N * g.tiles_h * g.tiles_w;
-    size_t nx = (size_t)g.N * g.H * g.W * g.C, nw = (size_t)g.O * 9 * g.C, nu = 16 * (size_t)g.O * g.C;
-    size_t nv = 16 * (size_t)nt * g.C, nm = 16 * (size_t)nt * g.O, ny = (size_t)g.N * g.OH * g.OW * g.O;
-    float *x = malloc(nx * 4), *w = malloc(nw * 4), *m = malloc(nm * 4), *zero = calloc((size_t)g.C, 4);
-    float *u[2] = {malloc(nu * 4), malloc(nu * 4)}, *v[2] = {malloc(nv * 4), malloc(nv * 4)};
-    float *y[2] = {calloc(ny, 4), calloc(ny, 4)};
-    uint32_t s = 7;
-    for (size_t i = 0; i < nx + nw + nm; i++) {
-        s = s * 1664525u + 1013904223u;
-        float f = (float)((int)(s >> 16) - 32768) / 8192.0f;
-        if (i < nx)
-            x[i] = f;
-        else if (i < nx + nw)
-            w[i - nx] = f;
-        else
-            m[i - nx - nw] = f;
+    for (int tile = 2; tile <= 4; tile += 2) {
+        const mc_wino_kernels *k = mc_wino_kernels_get(tile), *ref = mc_wino_kernels_generic(tile);
+        mc_wino_geom g = {.N = 2, .H = 7, .W = 6, .C = 37, .O = 21, .OH = 7, .OW = 6, .pad_h = 1, .pad_w = 1};
+        g.tiles_h = (g.OH + tile - 1) / tile;
+        g.tiles_w = (g.OW + tile - 1) / tile;
+        assert_int_equal(k->m, tile);
+        assert_int_equal(ref->xi, (tile + 2) * (tile + 2));
+        size_t xi = (size_t)k->xi;
+        int nt = g.N * g.tiles_h * g.tiles_w;
+        size_t nx = (size_t)g.N * g.H * g.W * g.C, nw = (size_t)g.O * 9 * g.C, nu = xi * (size_t)g.O * g.C;
+        size_t nv = xi * (size_t)nt * g.C, nm = xi * (size_t)nt * g.O, ny = (size_t)g.N * g.OH * g.OW * g.O;
+        float *x = malloc(nx * 4), *w = malloc(nw * 4), *m = malloc(nm * 4), *zero = calloc((size_t)g.C, 4);
+        float *u[2] = {malloc(nu * 4), malloc(nu * 4)}, *v[2] = {malloc(nv * 4), malloc(nv * 4)};
+        float *y[2] = {calloc(ny, 4), calloc(ny, 4)};
+        uint32_t s = 7;
+        for (size_t i = 0; i < nx + nw + nm; i++) {
+            s = s * 1664525u + 1013904223u;
+            float f = (float)((int)(s >> 16) - 32768) / 8192.0f;
+            if (i < nx)
+                x[i] = f;
+            else if (i < nx + nw)
+                w[i - nx] = f;
+            else
+                m[i - nx - nw] = f;
+        }
+        const mc_wino_kernels *ks[2] = {k, ref};
+        for (int b = 0; b < 2; b++) {
+            ks[b]->filter(w, g.O, g.C, true, u[b]);
+            ks[b]->input(&g, x, 0, nt, zero, v[b], (size_t)nt * g.C);
+            ks[b]->output(&g, m, (size_t)nt * g.O, 0, nt, y[b]);
+        }
+        for (size_t i = 0; i < nu; i++)
+            assert_float_equal(u[0][i], u[1][i], 1e-5f * (1 + fabsf(u[1][i])));
+        for (size_t i = 0; i < nv; i++)
+            assert_float_equal(v[0][i], v[1][i], 1e-5f * (1 + fabsf(v[1][i])));
+        for (size_t i = 0; i < ny; i++)
+            assert_float_equal(y[0][i], y[1][i], 1e-5f * (1 + fabsf(y[1][i])));
+        for (int b = 0; b < 2; b++) {
+            free(u[b]);
+            free(v[b]);
+            free(y[b]);
+        }
+        free(x);
+        free(w);
+        free(m);
+        free(zero);
     }
-    const mc_wino_kernels *ks[2] = {k, ref};
-    for (int b = 0; b < 2; b++) {
-        ks[b]->filter(w, g.O, g.C, true, u[b]);
-        ks[b]->input(&g, x, 0, nt, zero, v[b], (size_t)nt * g.C);
-        ks[b]->output(&g, m, (size_t)nt * g.O, 0, nt, y[b]);
-    }
-    for (size_t i = 0; i < nu; i++)
-        assert_float_equal(u[0][i], u[1][i], 1e-5f * (1 + fabsf(u[1][i])));
-    for (size_t i = 0; i < nv; i++)
-        assert_float_equal(v[0][i], v[1][i], 1e-5f * (1 + fabsf(v[1][i])));
-    for (size_t i = 0; i < ny; i++)
-        assert_float_equal(y[0][i], y[1][i], 1e-5f * (1 + fabsf(y[1][i])));
-    for (int b = 0; b < 2; b++) {
-        free(u[b]);
-        free(v[b]);
-        free(y[b]);
-    }
-    free(x);
-    free(w);
-    free(m);
-    free(zero);
+    assert_null(mc_wino_kernels_get(3));
 }
 
 /* The Winograd path transforms the input block by block: the memory it
@@ -782,12 +877,15 @@ int main(void)
         cmocka_unit_test_teardown(test_bad_handles_and_vectors_are_refused, tu_test_teardown),
         cmocka_unit_test_teardown(test_empty_vectors_take_defaults, tu_test_teardown),
         cmocka_unit_test_teardown(test_large_convolutions_match_direct_reference, tu_test_teardown),
+        cmocka_unit_test_teardown(test_depthwise_blocks_tails_and_long_kernels_match_direct_reference, tu_test_teardown),
         cmocka_unit_test_teardown(test_strided_input_view_matches_contiguous, tu_test_teardown),
         cmocka_unit_test_teardown(test_compiled_convolution_matches_eager, tu_test_teardown),
         cmocka_unit_test_teardown(test_scratch_stays_far_below_a_whole_im2col, tu_test_teardown),
         cmocka_unit_test_teardown(test_empty_batch_gives_empty_output, tu_test_teardown),
         cmocka_unit_test_teardown(test_winograd_matches_direct_on_odd_shapes, tu_test_teardown),
+        cmocka_unit_test_teardown(test_winograd4_matches_direct_on_odd_shapes, tu_test_teardown),
         cmocka_unit_test_teardown(test_winograd_on_a_large_layer_matches_reference, tu_test_teardown),
+        cmocka_unit_test_teardown(test_winograd_rule_picks_each_variant_where_stated, tu_test_teardown),
         cmocka_unit_test_teardown(test_half_types_keep_the_direct_path, tu_test_teardown),
         cmocka_unit_test_teardown(test_mlx_cases_pass_on_the_winograd_path, tu_test_teardown),
         cmocka_unit_test_teardown(test_winograd_transforms_match_generic_build, tu_test_teardown),

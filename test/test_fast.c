@@ -295,6 +295,65 @@ static void test_tiled_attention_with_masks_and_sinks_equals_the_composition(voi
     tu_free_n((mlx_array[]){q, k, v, add, sinks, bmask}, 6);
 }
 
+/* The panel path's edges on every kernel build (MLX_CPU_ISA picks one per
+ * run): query counts off the query panel (8, 16, 32), key counts and
+ * value widths off the key panel (4, 6, 8), D != Dv, grouped heads, with
+ * K and V contiguous (read in place, partial panels packed) and as
+ * transposed views (packed whole), and float16 (converted, computed in
+ * float32). */
+static void test_attention_panel_edges_equal_the_composition(void **state)
+{
+    (void)state;
+    enum { B = 2, HQ = 6, HK = 2, LQ = 37, LK = 45, D = 24, DV = 21 };
+    int qs[4] = {B, HQ, LQ, D}, ks[4] = {B, HK, LK, D}, vs[4] = {B, HK, LK, DV};
+    int kts[4] = {B, HK, D, LK}, vts[4] = {B, HK, DV, LK};
+    mlx_stream s = tu_stream();
+    mlx_array q = normal(qs, 4, MLX_FLOAT32, 31), k = normal(ks, 4, MLX_FLOAT32, 32);
+    mlx_array v = normal(vs, 4, MLX_FLOAT32, 33);
+    /* the same values as transposed views: strided K and V rows */
+    mlx_array kt = mlx_array_new(), vt = mlx_array_new(), kview = mlx_array_new(), vview = mlx_array_new();
+    assert_int_equal(mlx_swapaxes(&kt, k, -1, -2, s), 0);
+    assert_int_equal(mlx_copy(&kt, kt, s), 0);
+    assert_int_equal(mlx_swapaxes(&vt, v, -1, -2, s), 0);
+    assert_int_equal(mlx_copy(&vt, vt, s), 0);
+    assert_int_equal(mlx_array_eval(kt) || mlx_array_eval(vt), 0);
+    assert_int_equal(mlx_array_ndim(kt) == 4 && mlx_array_shape(kt)[2] == kts[2] && mlx_array_shape(vt)[2] == vts[2],
+                     1);
+    assert_int_equal(mlx_swapaxes(&kview, kt, -1, -2, s), 0);
+    assert_int_equal(mlx_swapaxes(&vview, vt, -1, -2, s), 0);
+    mlx_array q16 = mlx_array_new(), k16 = mlx_array_new(), v16 = mlx_array_new();
+    assert_int_equal(mlx_astype(&q16, q, MLX_FLOAT16, s) || mlx_astype(&k16, k, MLX_FLOAT16, s) ||
+                         mlx_astype(&v16, v, MLX_FLOAT16, s),
+                     0);
+    float scale = 0.3f;
+    for (int causal = 0; causal < 2; causal++) {
+        const char *mode = causal ? "causal" : "";
+        mlx_array u = unfused(q, k, v, scale, causal);
+        for (int view = 0; view < 2; view++) {
+            mlx_array r = mlx_array_new();
+            assert_int_equal(mlx_fast_scaled_dot_product_attention(&r, q, view ? kview : k, view ? vview : v, scale,
+                                                                   mode, (mlx_array){0}, (mlx_array){0}, s),
+                             0);
+            compare_close(r, u, 2e-5);
+            mlx_array_free(r);
+        }
+        /* float16 in, float32 inside: within the output's rounding of the
+         * float32 composition over the same (float16) values */
+        mlx_array r16 = mlx_array_new(), r32 = mlx_array_new(), q32 = mlx_array_new(), k32 = mlx_array_new();
+        mlx_array v32 = mlx_array_new();
+        assert_int_equal(mlx_fast_scaled_dot_product_attention(&r16, q16, k16, v16, scale, mode, (mlx_array){0},
+                                                               (mlx_array){0}, s),
+                         0);
+        assert_int_equal(mlx_astype(&r16, r16, MLX_FLOAT32, s) || mlx_astype(&q32, q16, MLX_FLOAT32, s) ||
+                             mlx_astype(&k32, k16, MLX_FLOAT32, s) || mlx_astype(&v32, v16, MLX_FLOAT32, s),
+                         0);
+        mlx_array u16 = unfused(q32, k32, v32, scale, causal);
+        compare_close(r16, u16, 2e-3);
+        tu_free_n((mlx_array[]){u, r16, r32, q32, k32, v32, u16}, 7);
+    }
+    tu_free_n((mlx_array[]){q, k, v, kt, vt, kview, vview, q16, k16, v16}, 10);
+}
+
 /* Norms over long rows (the vector paths and their tails) and over an
  * output of 8.6 MiB (written with non-temporal stores) against the same
  * composition of ops. */
@@ -436,6 +495,7 @@ int main(void)
         T(test_every_case_equals_mlx),
         T(test_tiled_attention_equals_the_unfused_composition),
         T(test_tiled_attention_with_masks_and_sinks_equals_the_composition),
+        T(test_attention_panel_edges_equal_the_composition),
         T(test_norms_of_long_rows_equal_their_composition),
         T(test_bad_arguments_report_mlx_messages),
         T(test_metal_and_cuda_report_no_back_end),

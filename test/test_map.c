@@ -251,6 +251,45 @@ static void test_kwargs_closure_payload_destructor_runs_once(void **state)
     TU_FREE(x, out);
 }
 
+/* mlx-c's transforms take plain closures only (as in mlx-c v0.6.0); a
+ * kwargs function is differentiated through a plain closure whose payload
+ * holds it and its map. */
+typedef struct kw_call {
+    mlx_closure_kwargs fun;
+    mlx_map_string_to_array kwargs;
+} kw_call;
+
+static int call_with_kwargs(mlx_vector_array *res, const mlx_vector_array args, void *payload)
+{
+    const kw_call *k = payload;
+    return mlx_closure_kwargs_apply(res, k->fun, args, k->kwargs);
+}
+
+static void test_kwargs_closure_is_differentiated_through_a_plain_closure(void **state)
+{
+    (void)state;
+    static float three = 3.0f;
+    kw_call k = {mlx_closure_kwargs_new_func_payload(scale_kwargs, &three, NULL), mlx_map_string_to_array_new()};
+    mlx_closure f = mlx_closure_new_func_payload(call_with_kwargs, &k, NULL);
+    mlx_closure_value_and_grad vg = mlx_closure_value_and_grad_new();
+    const int arg0 = 0;
+    assert_int_equal(mlx_value_and_grad(&vg, f, &arg0, 1), 0);
+    mlx_array x = mlx_array_new_float(2.0f), v = mlx_array_new(), g = mlx_array_new();
+    mlx_vector_array args = mlx_vector_array_new_value(x), vals = mlx_vector_array_new(),
+                     grads = mlx_vector_array_new();
+    assert_int_equal(mlx_closure_value_and_grad_apply(&vals, &grads, vg, args), 0);
+    assert_int_equal(mlx_vector_array_get(&v, vals, 0), 0);
+    assert_int_equal(mlx_vector_array_get(&g, grads, 0), 0);
+    assert_true(tu_get(v, 0) == 6.0);
+    assert_true(tu_get(g, 0) == 3.0);
+    mlx_closure_value_and_grad_free(vg);
+    mlx_closure_free(f);
+    mlx_closure_kwargs_free(k.fun);
+    mlx_map_string_to_array_free(k.kwargs);
+    mlx_vector_array_free(args), mlx_vector_array_free(vals), mlx_vector_array_free(grads);
+    TU_FREE(x, v, g);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -261,6 +300,7 @@ int main(void)
         cmocka_unit_test_teardown(test_maps_reject_bad_handles_with_one_message, tu_test_teardown),
         cmocka_unit_test_teardown(test_kwargs_closure_applies_with_named_arrays, tu_test_teardown),
         cmocka_unit_test_teardown(test_kwargs_closure_payload_destructor_runs_once, tu_test_teardown),
+        cmocka_unit_test_teardown(test_kwargs_closure_is_differentiated_through_a_plain_closure, tu_test_teardown),
     };
     return cmocka_run_group_tests(tests, tu_group_setup, tu_group_teardown);
 }

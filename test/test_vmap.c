@@ -750,6 +750,7 @@ static bool one_node(int prim)
         MC_PRIM_SCATTER_AXIS, MC_PRIM_ADDMM, MC_PRIM_RMS_NORM, MC_PRIM_LAYER_NORM, MC_PRIM_ROPE,
         MC_PRIM_SDPA, MC_PRIM_QUANTIZE, MC_PRIM_DEQUANTIZE, MC_PRIM_CONVOLUTION,
         MC_PRIM_FUSED,
+        MC_PRIM_RANDOM_BITS, MC_PRIM_RANDOM_DIST, MC_PRIM_RANDOM_PERMUTATION,
     };
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++)
         if (ids[i] == prim)
@@ -817,6 +818,30 @@ static void check_axes(const vcase *c, mlx_closure f, const int *axes, int out_a
     mlx_vector_array_free(s_in);
     mlx_vector_array_free(s_out);
     tu_free_n(in, (size_t)c->nin);
+}
+
+/* A batched pad value (the table's pad row never batches it): the
+ * elements stacked, from two Pad nodes (the input's and the border mask's)
+ * whatever the batch, where the per-element rule built one per element. */
+static void test_pad_with_a_batched_value_equals_its_elements_in_two_pad_nodes(void **state)
+{
+    (void)state;
+    vcase c;
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++)
+        if (strcmp(cases[k].name, "pad") == 0)
+            c = cases[k];
+    c.no_batch = 0;
+    bool seen[MC_PRIM_COUNT] = {0};
+    mlx_closure f = mlx_closure_new_func_payload(run_case, &c, NULL);
+    static const int mixes[][2] = {{0, 0}, {-1, 0}, {1, 0}};
+    for (int m = 0; m < 3; m++)
+        check_axes(&c, f, mixes[m], m == 2 ? 1 : 0, seen);
+    mlx_array in[2] = {make_input(&c, 0, 0), make_input(&c, 1, 0)};
+    mlx_array y = vmap1(f, in, 2, (const int[]){0, 0}, 0);
+    assert_int_equal(count_prim(y, MC_PRIM_PAD), 2);
+    tu_free_n(in, 2);
+    mlx_array_free(y);
+    mlx_closure_free(f);
 }
 
 static void test_every_primitive_vmaps_as_its_elements_stacked(void **state)
@@ -1923,6 +1948,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_every_primitive_vmaps_as_its_elements_stacked, tu_test_teardown),
+        cmocka_unit_test_teardown(test_pad_with_a_batched_value_equals_its_elements_in_two_pad_nodes,
+                                  tu_test_teardown),
         cmocka_unit_test_teardown(test_batched_indices_and_operands_each_alone, tu_test_teardown),
         cmocka_unit_test_teardown(test_mlx_basics_errors, tu_test_teardown),
         cmocka_unit_test_teardown(test_mlx_unary_ops, tu_test_teardown),

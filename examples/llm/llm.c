@@ -12,7 +12,8 @@
  *
  * Prints the generated ids on one line, then the prompt's processing
  * (prefill, up to the first new token) and the generation after it
- * (decode) in tokens per second. */
+ * (decode) in tokens per second, and how much of a decoded token went to
+ * building its lazy graph (llm_forward) rather than evaluating it. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,10 +130,15 @@ int main(int argc, char **argv)
     double t_prefill = now_s() - t0;
     /* decode: one token per pass through the cache */
     t0 = now_s();
-    for (int i = 1; i < n_new; i++)
-        if (llm_forward(&logits, &m, &cache, &out[i - 1], 1, false) ||
-            next_token(&out[i], logits, temp, &key, m.s))
+    double t_build = 0;
+    for (int i = 1; i < n_new; i++) {
+        double tb = now_s();
+        if (llm_forward(&logits, &m, &cache, &out[i - 1], 1, false))
             goto unload;
+        t_build += now_s() - tb;
+        if (next_token(&out[i], logits, temp, &key, m.s))
+            goto unload;
+    }
     double t_decode = now_s() - t0;
 
     for (int i = 0; i < n_new; i++)
@@ -142,6 +148,9 @@ int main(int argc, char **argv)
     if (n_new > 1)
         fprintf(stderr, "decode: %d tokens in %.3f s, %.2f tokens/s\n", n_new - 1, t_decode,
                 (n_new - 1) / t_decode);
+    if (n_new > 1)
+        fprintf(stderr, "decode step: %.3f ms, of which %.3f ms building the graph\n", 1e3 * t_decode / (n_new - 1),
+                1e3 * t_build / (n_new - 1));
     rc = 0;
 unload:
     llm_free(&m);

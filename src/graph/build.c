@@ -147,14 +147,15 @@ mc_array *mc_jvp_zeros(mc_array *node, mc_array *const *tans, const int *argnums
 
 int mc_vjp_none(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn)
 {
-    (void)vjps, (void)cot, (void)argnums, (void)nargs;
-    return mc_error("[%s] Not implemented for %s.", fn, mc_prim_name(node->prim, node->params));
+    (void)vjps, (void)cot, (void)argnums, (void)nargs, (void)fn;
+    /* MLX's Primitive::vjp default, word for word */
+    return mc_error("[Primitive::vjp] Not implemented for %s.", mc_prim_name(node->prim, node->params));
 }
 
 mc_array *mc_jvp_none(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn)
 {
-    (void)tans, (void)argnums, (void)nargs;
-    mc_error("[%s] Not implemented for %s.", fn, mc_prim_name(node->prim, node->params));
+    (void)tans, (void)argnums, (void)nargs, (void)fn;
+    mc_error("[Primitive::jvp] Not implemented for %s.", mc_prim_name(node->prim, node->params));
     return NULL;
 }
 

@@ -61,9 +61,9 @@ int mc_vjp_zeros(mc_array **vjps, mc_array *node, mc_array *cot, const int *argn
 mc_array *mc_jvp_zeros(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn);
 
 /* The rules of a primitive MLX gives no derivative (its Primitive::vjp
- * and ::jvp defaults, and the few it has not written yet): report
- * "[fn] Not implemented for NAME." with the node's primitive name and
- * fail. */
+ * and ::jvp defaults, and the few it has not written yet): report MLX's
+ * "[Primitive::vjp] Not implemented for NAME." (::jvp for the jvp) with
+ * the node's primitive name and fail. */
 int mc_vjp_none(mc_array **vjps, mc_array *node, mc_array *cot, const int *argnums, int nargs, const char *fn);
 mc_array *mc_jvp_none(mc_array *node, mc_array *const *tans, const int *argnums, int nargs, const char *fn);
 

@@ -20,10 +20,10 @@ void strtri_(const char *uplo, const char *diag, const int *n, float *a, const i
              mc_flen);
 void dtrtri_(const char *uplo, const char *diag, const int *n, double *a, const int *lda, int *info, mc_flen,
              mc_flen);
-void sgetrs_(const char *trans, const int *n, const int *nrhs, const float *a, const int *lda, const int *ipiv,
-             float *b, const int *ldb, int *info, mc_flen);
-void dgetrs_(const char *trans, const int *n, const int *nrhs, const double *a, const int *lda, const int *ipiv,
-             double *b, const int *ldb, int *info, mc_flen);
+void sgesv_(const int *n, const int *nrhs, float *a, const int *lda, int *ipiv, float *b, const int *ldb,
+            int *info);
+void dgesv_(const int *n, const int *nrhs, double *a, const int *lda, int *ipiv, double *b, const int *ldb,
+            int *info);
 void spotrf_(const char *uplo, const int *n, float *a, const int *lda, int *info, mc_flen);
 void dpotrf_(const char *uplo, const int *n, double *a, const int *lda, int *info, mc_flen);
 

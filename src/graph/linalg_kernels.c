@@ -70,13 +70,37 @@ static void zero_other_triangle(char *a, int n, size_t es, bool upper)
     }
 }
 
-/* dst (column-major, ld rows) = src (row-major m x n), or back. */
+/* Row-major m x n <-> column-major (m rows): one transpose, by element size
+ * so that the small matrices of a batch do not pay a memcpy per element. */
+static void transpose_copy(char *dst, const char *src, int rows, int cols, size_t es)
+{
+    const size_t R = (size_t)rows, C = (size_t)cols;
+    if (es == 8) {
+        for (size_t r = 0; r < R; r++)
+            for (size_t c = 0; c < C; c++)
+                ((double *)dst)[r + c * R] = ((const double *)src)[r * C + c];
+    } else if (es == 4) {
+        for (size_t r = 0; r < R; r++)
+            for (size_t c = 0; c < C; c++)
+                ((float *)dst)[r + c * R] = ((const float *)src)[r * C + c];
+    } else {
+        for (size_t r = 0; r < R; r++)
+            for (size_t c = 0; c < C; c++)
+                memcpy(dst + (r + c * R) * es, src + (r * C + c) * es, es);
+    }
+}
+
+/* dst (column-major, m rows) = src (row-major m x n). */
 static void to_col_major(char *dst, const char *src, int m, int n, size_t es)
 {
-    for (int r = 0; r < m; r++)
-        for (int c = 0; c < n; c++)
-            memcpy(dst + ((size_t)r + (size_t)c * (size_t)m) * es, src + ((size_t)r * (size_t)n + (size_t)c) * es,
-                   es);
+    transpose_copy(dst, src, m, n, es);
+}
+
+/* dst (row-major m x n) = src (column-major, m rows): the transpose of src
+ * read as row-major n x m. */
+static void from_col_major(char *dst, const char *src, int m, int n, size_t es)
+{
+    transpose_copy(dst, src, n, m, es);
 }
 
 /* -- Inverse and Cholesky: in place on a copy of the row-major buffer ---- */
@@ -491,10 +515,7 @@ static int run_luf(const mc_la_job *j, const char *in, char *out, size_t b0, siz
             rc = fail_at(f, b, info, MC_LA_STEP_FACTOR);
             break;
         }
-        for (int r = 0; r < m; r++)
-            for (int c = 0; c < n; c++)
-                memcpy(o + ((size_t)r * (size_t)n + (size_t)c) * es, w + ((size_t)r + (size_t)c * (size_t)m) * es,
-                       es);
+        from_col_major(o, w, m, n, es);
         /* MLX's row indices: the swaps applied to 0..m-1 last to first */
         for (int i = 0; i < m; i++)
             rows[i] = i;
@@ -521,7 +542,10 @@ static int run_luf(const mc_la_job *j, const char *in, char *out, size_t b0, siz
     return rc;
 }
 
-/* -- solve: getrf on the transpose, then getrs with 'T' ------------------- */
+/* -- solve: one gesv per matrix on column-major copies --------------------
+ * One LAPACK call per system, not getrf then getrs: for the small batched
+ * systems solve is used for, OpenBLAS's per-call setup (a locked workspace
+ * allocation in each interface) costs as much as the 4x4 arithmetic. */
 
 int mc_la_solve(mlx_dtype dtype, int n, int nrhs, const void *a, const void *b, void *x, size_t begin, size_t end,
                 mc_la_fail *fail)
@@ -531,43 +555,33 @@ int mc_la_solve(mlx_dtype dtype, int n, int nrhs, const void *a, const void *b, 
     const size_t es = elem_size(dtype), nn = (size_t)n * (size_t)n * es, nb = (size_t)n * (size_t)nrhs * es;
     if (n == 0 || nrhs == 0)
         return 0;
-    /* the matrix's copy, the right-hand sides column-major, the pivots */
+    /* the matrix column-major, the right-hand sides column-major, the pivots */
     char *w = malloc(nn + nb + sizeof(int) * (size_t)n);
     if (!w)
         return fail_at(fail, begin, 0, MC_LA_NO_MEMORY);
     char *rhs = w + nn;
     int *ipiv = (int *)(rhs + nb), rc = 0;
-    const char trans = 'T';
     for (size_t i = begin; i < end && !rc; i++) {
         int info = 0;
-        /* row-major a is LAPACK's a^T: factor it, then solve with its transpose */
-        memcpy(w, (const char *)a + i * nn, nn);
-        if (f32)
-            sgetrf_(&n, &n, (float *)w, &ld, ipiv, &info);
-        else
-            dgetrf_(&n, &n, (double *)w, &ld, ipiv, &info);
-        if (info != 0) {
-            rc = fail_at(fail, i, info, MC_LA_STEP_FACTOR);
-            break;
-        }
         const char *bi = (const char *)b + i * nb;
         char *xi = (char *)x + i * nb;
+        to_col_major(w, (const char *)a + i * nn, n, n, es);
         if (nrhs == 1)
             memcpy(rhs, bi, nb);
         else
             to_col_major(rhs, bi, n, nrhs, es);
         if (f32)
-            sgetrs_(&trans, &n, &nrhs, (const float *)w, &ld, ipiv, (float *)rhs, &ld, &info, 1);
+            sgesv_(&n, &nrhs, (float *)w, &ld, ipiv, (float *)rhs, &ld, &info);
         else
-            dgetrs_(&trans, &n, &nrhs, (const double *)w, &ld, ipiv, (double *)rhs, &ld, &info, 1);
-        if (nrhs == 1) {
-            memcpy(xi, rhs, nb);
-        } else {
-            for (int r = 0; r < n; r++)
-                for (int c = 0; c < nrhs; c++)
-                    memcpy(xi + ((size_t)r * (size_t)nrhs + (size_t)c) * es,
-                           rhs + ((size_t)r + (size_t)c * (size_t)n) * es, es);
+            dgesv_(&n, &nrhs, (double *)w, &ld, ipiv, (double *)rhs, &ld, &info);
+        if (info != 0) {
+            rc = fail_at(fail, i, info, MC_LA_STEP_FACTOR);
+            break;
         }
+        if (nrhs == 1)
+            memcpy(xi, rhs, nb);
+        else
+            from_col_major(xi, rhs, n, nrhs, es);
     }
     free(w);
     return rc;

@@ -277,8 +277,9 @@ static int conv_eval(mc_array *out, mc_array *const *in, int n, const void *para
     const void *wd = r.x ? dense_in(w, r.ct, &wcopy, &wbytes, fn) : NULL;
     if (!wd)
         goto done;
-    if (mc_conv_wino_fits(&r.g, p, out->dtype)) {
-        rc = mc_conv_wino_run(&r.g, (const float *)r.x, wd, p->flip, out->data, fn);
+    int wino_m = mc_conv_wino_pick(&r.g, p, out->dtype);
+    if (wino_m) {
+        rc = mc_conv_wino_run(&r.g, wino_m, (const float *)r.x, wd, p->flip, out->data, fn);
         goto done;
     }
     wpack = mc_data_alloc(wpack_bytes);

@@ -648,23 +648,54 @@ static int slice_update_vmap(mc_array **out, int *out_axis, mc_array *node, mc_a
 /* MLX's Pad::vmap is not written yet ("Pad vmap is NYI."), but MLX's fft
  * at a longer length and diag build no Pad where ours do, and MLX vmaps
  * those: so Pad batches, the batch first and the padded axes shifted past
- * it (a batched pad value goes element by element). */
+ * it. A batched pad value (one per element) fills the border by a
+ * select: the input padded with zeros, and a mask of trues padded with
+ * false picks the input inside and each element's value on its border,
+ * so the batch is three nodes, not one per element. */
+static mc_array *pad_batched_value(mc_gb *s, mc_array *a, mc_array *value, int axis, int b, const mc_pad_params *q)
+{
+    mc_array *x = mc_gb_vmap_front(s, a, axis < 0 ? -1 : axis, b);
+    mc_array *zero = mc_gb_scalar(s, 0, a->dtype), *no = mc_gb_scalar(s, 0, MLX_BOOL);
+    mc_array *inside = x ? mc_gb_full_like(s, 1, MLX_BOOL, x) : NULL;
+    mc_array *pa[2] = {x, zero}, *pm[2] = {inside, no};
+    if (s->failed || !x || !zero || !no || !inside)
+        return NULL;
+    mc_array *padded = mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_PAD, pa, 2, q, sizeof *q));
+    mc_array *mask = mc_gb_hold(s, mc_node_new(s->fn, MC_PRIM_PAD, pm, 2, q, sizeof *q));
+    if (!padded)
+        return NULL;
+    /* the values as (b, 1, ..., 1) against the padded batch */
+    int shape[MC_MAX_NDIM];
+    for (int d = 0; d < padded->ndim; d++)
+        shape[d] = d == 0 ? b : 1;
+    mc_array *v = mc_gb_reshape(s, value, padded->ndim, shape);
+    return mc_gb_where(s, mask, padded, v);
+}
+
 static int pad_vmap(mc_array **out, int *out_axis, mc_array *node, mc_array *const *in, const int *axes,
                     const char *fn)
 {
-    if (axes[1] >= 0)
-        return mc_vmap_by_element(out, out_axis, node, in, axes, fn);
     mc_pad_params q;
     mc_vmap_params(&q, sizeof q, node);
     for (int i = 0; i < q.n; i++)
         q.axes[i]++;
+    *out_axis = 0;
+    if (axes[1] >= 0) {
+        int b = mc_vmap_size(in, axes, 2);
+        if (mc_vmap_check_ndim(node->ndim, fn))
+            return 1;
+        mc_gb s;
+        mc_gb_begin(&s, fn);
+        mc_array *v = mc_gb_vmap_front(&s, in[1], axes[1], b);
+        *out = mc_gb_finish_ref(&s, v ? pad_batched_value(&s, in[0], v, axes[0], b, &q) : NULL);
+        return *out ? 0 : 1;
+    }
     mc_array *a = mc_vmap_front(in[0], axes[0], 1, fn);
     if (!a)
         return 1;
     mc_array *args[2] = {a, in[1]};
     *out = mc_node_new(fn, node->prim, args, 2, &q, sizeof q);
     mc_array_release(a);
-    *out_axis = 0;
     return *out ? 0 : 1;
 }
 

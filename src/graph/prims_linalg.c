@@ -179,7 +179,7 @@ LA_PRIM(luf, MC_LA_LUF, "LUF", mc_vmap_unsupported)
 
 /* -- Solve ------------------------------------------------------------------
  * a (..., n, n) and b (..., n, k) of one float dtype and the same batch
- * (linalg::solve broadcasts them first): x = a^-1 b by one getrf and getrs
+ * (linalg::solve broadcasts them first): x = a^-1 b by one LAPACK gesv
  * per matrix. MLX composes solve from LUF, Inverse and matmul; this is the
  * same solution in one pass (backward stable, where MLX multiplies by
  * triangular inverses). Its derivatives are those of MLX's composition:

@@ -1,5 +1,6 @@
 /* The random primitives' parameters (prims_random.c). Every one takes the
- * key (uint32, shape (2)) as input 0; the bits it hashes and their layout
+ * key (uint32, shape (2); or a batch of keys (..., 2) leading the output's
+ * shape, each drawing its block, as vmap builds it) as input 0; the bits it hashes and their layout
  * are simd/random.h's, so the same key and shape give MLX's numbers.
  * Params are compared with memcmp: builders zero them first. */
 #ifndef MC_GRAPH_PRIMS_RANDOM_H
@@ -31,7 +32,8 @@ typedef struct mc_random_dist_params {
 } mc_random_dist_params;
 
 /* RandomPermutation: argsort(bits((n,))) as MLX's permutation(n) computes
- * it (a stable sort of the uint32 words, ties in index order), uint32. */
+ * it (a stable sort of the uint32 words, ties in index order), uint32; of
+ * shape (n) per key, after the keys' batch dimensions. */
 typedef struct mc_random_perm_params {
     int n;
 } mc_random_perm_params;
