@@ -7,6 +7,10 @@
 
 #include "runtime/alloc.h"
 #include "runtime/error.h"
+#include "runtime/obj_cache.h"
+
+/* Alignment of a node's inputs and parameters after the shape. */
+enum { MC_EXTRA_ALIGN = 16 };
 
 mc_array *mc_arr_checked(mlx_array a, const char *fn)
 {
@@ -58,7 +62,8 @@ void mc_row_strides(int ndim, const int *shape, int64_t *strides)
     }
 }
 
-mc_array *mc_array_alloc(const char *fn, mlx_dtype dtype, int ndim, const int *shape)
+mc_array *mc_array_alloc_ex(const char *fn, mlx_dtype dtype, int ndim, const int *shape, size_t extra,
+                            void **extra_at)
 {
     if (!mc_dtype_valid(dtype)) {
         mc_error("[%s] Unknown dtype value %d.", fn, (int)dtype);
@@ -89,12 +94,19 @@ mc_array *mc_array_alloc(const char *fn, mlx_dtype dtype, int ndim, const int *s
                  mc_shape_str(s, sizeof s, ndim, shape));
         return NULL;
     }
-    /* strides (8-byte aligned) first, then the shape, in one allocation */
-    mc_array *a = mc_xcalloc(1, sizeof *a + (size_t)ndim * (sizeof(int64_t) + sizeof(int)));
+    /* strides (8-byte aligned) first, then the shape, then the extra bytes,
+     * in one allocation */
+    size_t head = sizeof(mc_array) + (size_t)ndim * (sizeof(int64_t) + sizeof(int));
+    head = (head + MC_EXTRA_ALIGN - 1) & ~(size_t)(MC_EXTRA_ALIGN - 1);
+    mc_array *a = mc_obj_alloc(head + extra);
     if (!a) {
-        mc_error_oom(fn, sizeof *a);
+        mc_error_oom(fn, head + extra);
         return NULL;
     }
+    memset(a, 0, sizeof *a);
+    a->block = head + extra;
+    if (extra_at)
+        *extra_at = (char *)a + head;
     atomic_init(&a->refs, 1);
     a->dtype = dtype;
     a->ndim = ndim;
@@ -105,6 +117,11 @@ mc_array *mc_array_alloc(const char *fn, mlx_dtype dtype, int ndim, const int *s
     mc_row_strides(ndim, a->shape, a->strides);
     a->size = size;
     return a;
+}
+
+mc_array *mc_array_alloc(const char *fn, mlx_dtype dtype, int ndim, const int *shape)
+{
+    return mc_array_alloc_ex(fn, dtype, ndim, shape, 0, NULL);
 }
 
 void mc_array_update_flags(mc_array *a)
@@ -198,7 +215,14 @@ void mc_array_set_buffer(mc_array *a, mc_buffer *buf, void *data)
     a->buf = buf;
     a->data = data;
     mc_row_strides(a->ndim, a->shape, a->strides);
-    mc_array_update_flags(a);
+    /* what mc_array_update_flags finds for row-major strides, without its
+     * general search: dense in row order, in column order too when at most
+     * one dim is not 1, every layout when empty */
+    int big = 0;
+    for (int i = 0; i < a->ndim; i++)
+        big += a->shape[i] != 1;
+    a->flags = MC_FLAG_ROW_CONTIG | MC_FLAG_CONTIG | (big <= 1 || a->size == 0 ? MC_FLAG_COL_CONTIG : 0);
+    a->data_size = a->size;
 }
 
 void mc_array_set_view(mc_array *a, mc_array *src, void *data, const int64_t *strides)
@@ -261,10 +285,10 @@ static void mc_array_destroy(mc_array *a, mc_array **pending)
             *pending = in;
         }
     }
-    mc_xfree(a->inputs);
-    mc_xfree(a->params);
+    if (a->params_apart)
+        mc_xfree(a->params);
     mc_buffer_release(a->buf);
-    mc_xfree(a);
+    mc_obj_free(a, a->block);
 }
 
 void mc_array_release(mc_array *a)

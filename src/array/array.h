@@ -55,6 +55,7 @@ struct mc_array {
     mc_array **inputs; /* owned references */
     void *params;      /* owned, params_size bytes, compared with memcmp */
     size_t params_size;
+    bool params_apart; /* params has an allocation of its own (else it is in this one) */
 
     /* Made under a transform (vjp, jvp) from a primal: while its thread is
      * tracing, evaluating it keeps its node beside its data, so the
@@ -62,6 +63,7 @@ struct mc_array {
     bool tracer;
 
     mc_array *next_free; /* link for iterative release */
+    size_t block;        /* bytes of this allocation, for mc_obj_free */
 };
 
 /* Reads the descriptor of a handle; NULL for an empty handle. */
@@ -89,6 +91,11 @@ static inline long mc_array_refs(const mc_array *a)
  * strides, no data and no node. Checks ndim, negative dims and size
  * overflow; reports "[fn] ..." and returns NULL on failure. */
 mc_array *mc_array_alloc(const char *fn, mlx_dtype dtype, int ndim, const int *shape);
+/* As mc_array_alloc, with `extra` more bytes in the same allocation, aligned
+ * for any type, at *extra_at: where a node keeps its inputs and parameters,
+ * so that a node is one allocation. They live as long as the descriptor. */
+mc_array *mc_array_alloc_ex(const char *fn, mlx_dtype dtype, int ndim, const int *shape, size_t extra,
+                            void **extra_at);
 
 /* Gives `a` a fresh row-major buffer of its size; returns 0 or reports. */
 int mc_array_alloc_data(mc_array *a, const char *fn);

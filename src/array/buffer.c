@@ -2,15 +2,16 @@
 #include "array/buffer.h"
 
 #include "runtime/alloc.h"
+#include "runtime/obj_cache.h"
 
 mc_buffer *mc_buffer_alloc(size_t nbytes)
 {
-    mc_buffer *b = mc_xmalloc(sizeof *b);
+    mc_buffer *b = mc_obj_alloc(sizeof *b);
     if (!b)
         return NULL;
     b->data = mc_data_alloc(nbytes);
     if (!b->data) {
-        mc_xfree(b);
+        mc_obj_free(b, sizeof *b);
         return NULL;
     }
     atomic_init(&b->refs, 1);
@@ -23,7 +24,7 @@ mc_buffer *mc_buffer_alloc(size_t nbytes)
 
 mc_buffer *mc_buffer_wrap(void *data, size_t nbytes, void (*dtor)(void *), void *arg)
 {
-    mc_buffer *b = mc_xmalloc(sizeof *b);
+    mc_buffer *b = mc_obj_alloc(sizeof *b);
     if (!b)
         return NULL;
     atomic_init(&b->refs, 1);
@@ -47,5 +48,5 @@ void mc_buffer_release(mc_buffer *b)
     } else {
         mc_data_free(b->data, b->nbytes);
     }
-    mc_xfree(b);
+    mc_obj_free(b, sizeof *b);
 }

@@ -20,32 +20,30 @@ MC_SAME_DTYPE(FLOAT64);
 MC_SAME_DTYPE(BFLOAT16);
 MC_SAME_DTYPE(COMPLEX64);
 #undef MC_SAME_DTYPE
+_Static_assert(MC_NUM_DTYPES * 4 <= 64, "the element sizes of dtype.h fit 4 bits each in 64");
 _Static_assert((int)MC_SIMD_NUM_DTYPES == (int)MC_NUM_DTYPES, "simd/dtype.h and mlx_dtype count different dtypes");
 
 typedef struct mc_dtype_info {
     const char *name;
-    unsigned char size;
     unsigned char kind;
 } mc_dtype_info;
 
 static const mc_dtype_info dtype_info[MC_NUM_DTYPES] = {
-    [MLX_BOOL] = {"bool", 1, MC_KIND_BOOL},
-    [MLX_UINT8] = {"uint8", 1, MC_KIND_UINT},
-    [MLX_UINT16] = {"uint16", 2, MC_KIND_UINT},
-    [MLX_UINT32] = {"uint32", 4, MC_KIND_UINT},
-    [MLX_UINT64] = {"uint64", 8, MC_KIND_UINT},
-    [MLX_INT8] = {"int8", 1, MC_KIND_INT},
-    [MLX_INT16] = {"int16", 2, MC_KIND_INT},
-    [MLX_INT32] = {"int32", 4, MC_KIND_INT},
-    [MLX_INT64] = {"int64", 8, MC_KIND_INT},
-    [MLX_FLOAT16] = {"float16", 2, MC_KIND_FLOAT},
-    [MLX_FLOAT32] = {"float32", 4, MC_KIND_FLOAT},
-    [MLX_FLOAT64] = {"float64", 8, MC_KIND_FLOAT},
-    [MLX_BFLOAT16] = {"bfloat16", 2, MC_KIND_FLOAT},
-    [MLX_COMPLEX64] = {"complex64", 8, MC_KIND_COMPLEX},
+    [MLX_BOOL] = {"bool", MC_KIND_BOOL},
+    [MLX_UINT8] = {"uint8", MC_KIND_UINT},
+    [MLX_UINT16] = {"uint16", MC_KIND_UINT},
+    [MLX_UINT32] = {"uint32", MC_KIND_UINT},
+    [MLX_UINT64] = {"uint64", MC_KIND_UINT},
+    [MLX_INT8] = {"int8", MC_KIND_INT},
+    [MLX_INT16] = {"int16", MC_KIND_INT},
+    [MLX_INT32] = {"int32", MC_KIND_INT},
+    [MLX_INT64] = {"int64", MC_KIND_INT},
+    [MLX_FLOAT16] = {"float16", MC_KIND_FLOAT},
+    [MLX_FLOAT32] = {"float32", MC_KIND_FLOAT},
+    [MLX_FLOAT64] = {"float64", MC_KIND_FLOAT},
+    [MLX_BFLOAT16] = {"bfloat16", MC_KIND_FLOAT},
+    [MLX_COMPLEX64] = {"complex64", MC_KIND_COMPLEX},
 };
-
-size_t mc_dtype_size(mlx_dtype d) { return dtype_info[d].size; }
 
 const char *mc_dtype_name(int d) { return mc_dtype_valid(d) ? dtype_info[d].name : "unknown"; }
 

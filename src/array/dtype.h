@@ -20,8 +20,18 @@ typedef enum mc_kind {
 /* True if d is one of the 14 mlx-c dtypes. */
 static inline bool mc_dtype_valid(int d) { return d >= 0 && d < MC_NUM_DTYPES; }
 
+/* Element sizes, 4 bits per dtype: read on every op, so a constant rather
+ * than a call into a table. */
+#define MC_DTYPE_SIZE_AT(d, n) ((unsigned long long)(n) << (4 * (d)))
+#define MC_DTYPE_SIZES                                                                                       \
+    (MC_DTYPE_SIZE_AT(MLX_BOOL, 1) | MC_DTYPE_SIZE_AT(MLX_UINT8, 1) | MC_DTYPE_SIZE_AT(MLX_UINT16, 2) |      \
+     MC_DTYPE_SIZE_AT(MLX_UINT32, 4) | MC_DTYPE_SIZE_AT(MLX_UINT64, 8) | MC_DTYPE_SIZE_AT(MLX_INT8, 1) |      \
+     MC_DTYPE_SIZE_AT(MLX_INT16, 2) | MC_DTYPE_SIZE_AT(MLX_INT32, 4) | MC_DTYPE_SIZE_AT(MLX_INT64, 8) |       \
+     MC_DTYPE_SIZE_AT(MLX_FLOAT16, 2) | MC_DTYPE_SIZE_AT(MLX_FLOAT32, 4) | MC_DTYPE_SIZE_AT(MLX_FLOAT64, 8) | \
+     MC_DTYPE_SIZE_AT(MLX_BFLOAT16, 2) | MC_DTYPE_SIZE_AT(MLX_COMPLEX64, 8))
+
 /* Size in bytes of one element; d must be valid. */
-size_t mc_dtype_size(mlx_dtype d);
+static inline size_t mc_dtype_size(mlx_dtype d) { return (size_t)((MC_DTYPE_SIZES >> (4 * (unsigned)d)) & 15); }
 /* MLX's name: "int32", "float16", "bool", ... ; "unknown" for invalid values. */
 const char *mc_dtype_name(int d);
 mc_kind mc_dtype_kind(mlx_dtype d);

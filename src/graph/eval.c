@@ -9,20 +9,23 @@
 #include "runtime/alloc.h"
 #include "runtime/darray.h"
 #include "runtime/error.h"
+#include "runtime/tls.h"
 
 static void mc_node_detach(mc_array *a)
 {
-    mc_array **inputs = a->inputs;
+    /* the inputs array and inline parameters are part of a's allocation:
+     * only what they refer to, and parameters kept apart, are released */
     int n = a->n_inputs;
-    a->inputs = NULL;
     a->n_inputs = 0;
     a->prim = MC_PRIM_NONE;
-    mc_xfree(a->params);
+    if (a->params_apart)
+        mc_xfree(a->params);
     a->params = NULL;
+    a->params_apart = false;
     a->params_size = 0;
     for (int i = 0; i < n; i++)
-        mc_array_release(inputs[i]);
-    mc_xfree(inputs);
+        mc_array_release(a->inputs[i]);
+    a->inputs = NULL;
 }
 
 static int mc_run_node(mc_array *a, const char *fn)
@@ -38,7 +41,7 @@ static int mc_run_node(mc_array *a, const char *fn)
     return 0;
 }
 
-static _Thread_local const char *tl_caller;
+static _Thread_local const char *tl_caller MC_TLS_FAST;
 
 static bool mc_is_done(const mc_array *a) { return a->prim == MC_PRIM_NONE || mc_array_evaluated(a); }
 

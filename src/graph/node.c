@@ -7,6 +7,9 @@
 #include "runtime/alloc.h"
 #include "runtime/error.h"
 
+/* Parameters up to this size share the node's allocation. */
+enum { MC_NODE_INLINE_PARAMS = 512 };
+
 /* A node with the wrong number of inputs would make its rules read past
  * them: a bug in the op that builds it, reported rather than run. */
 static int mc_node_check_arity(const char *fn, int prim, int n)
@@ -24,21 +27,30 @@ mc_array *mc_node_new_meta(const char *fn, int prim, const mc_meta *meta, mc_arr
 {
     if (mc_node_check_arity(fn, prim, n))
         return NULL;
-    mc_array *out = mc_array_alloc(fn, meta->dtype, meta->ndim, meta->shape);
+    /* inputs and parameters live in the descriptor's own allocation (one
+     * allocation per node), except parameters too large to keep beside the
+     * data once the node has run */
+    size_t in_bytes = (size_t)n * sizeof *inputs;
+    in_bytes = (in_bytes + 15) & ~(size_t)15;
+    bool apart = params_size > MC_NODE_INLINE_PARAMS;
+    void *extra = NULL;
+    mc_array *out = mc_array_alloc_ex(fn, meta->dtype, meta->ndim, meta->shape,
+                                      in_bytes + (apart ? 0 : params_size), &extra);
     if (!out)
         return NULL;
-    if (n > 0) {
-        out->inputs = mc_xmalloc((size_t)n * sizeof *out->inputs);
-        if (!out->inputs)
-            goto oom;
-    }
     if (params_size) {
-        out->params = mc_xmalloc(params_size);
-        if (!out->params)
-            goto oom;
+        out->params = apart ? mc_xmalloc(params_size) : (char *)extra + in_bytes;
+        if (!out->params) {
+            mc_array_release(out);
+            mc_error_oom(fn, params_size);
+            return NULL;
+        }
+        out->params_apart = apart;
         memcpy(out->params, params, params_size);
         out->params_size = params_size;
     }
+    if (n > 0)
+        out->inputs = extra;
     for (int i = 0; i < n; i++) {
         out->inputs[i] = mc_array_retain(inputs[i]);
         out->tracer |= inputs[i]->tracer;
@@ -47,10 +59,6 @@ mc_array *mc_node_new_meta(const char *fn, int prim, const mc_meta *meta, mc_arr
     out->n_inputs = n;
     out->prim = prim;
     return out;
-oom:
-    mc_array_release(out);
-    mc_error_oom(fn, sizeof(mc_array));
-    return NULL;
 }
 
 mc_array *mc_node_new(const char *fn, int prim, mc_array *const *inputs, int n, const void *params,

@@ -25,14 +25,27 @@
  * Freed blocks hold their own list links (struct free_block lives in the
  * block itself), so freeing never allocates and cannot fail.
  *
- * Locking: one mutex guards all counters and lists. Neither the system
- * allocator nor free() runs under it: blocks to release are unlinked under
- * the lock into a private list and freed after unlocking. No user code runs
- * here at all. */
+ * Small blocks (up to 4 KiB) also have a per-thread magazine: a freed small
+ * block goes on its thread's LIFO list of its class, and the next request of
+ * that class on that thread takes it without the lock, so a small op's
+ * output costs two atomic adds rather than two lock round trips. A magazine
+ * holds at most MC_MAG_BYTES and only while the cache limit allows; its
+ * blocks count as cached memory. Its blocks go to the shared lists when its
+ * thread exits; clear_cache and a lowered cache limit empty the calling
+ * thread's magazine (others' are bounded and empty at their exit). A block
+ * may be freed on another thread than the one that allocated it.
+ *
+ * Locking: one mutex guards the shared lists and `cached`; the counters the
+ * magazines also touch (active, peak, mag_cached, the limits) are atomics,
+ * changed under the lock or, on the magazine path, without it. Neither the
+ * system allocator nor free() runs under the lock: blocks to release are
+ * unlinked under the lock into a private list and freed after unlocking. No
+ * user code runs here at all. */
 #include "runtime/alloc.h"
 #include "runtime/buffer_cache.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,6 +55,7 @@
 
 #include "runtime/fault.h"
 #include "runtime/list.h"
+#include "runtime/tls.h"
 
 enum {
     MC_ALIGN = 64,
@@ -57,6 +71,7 @@ enum {
     MC_GEOMETRIC_BASE = MC_SMALL_CLASSES + MC_PAGE_CLASSES,
     MC_NCLASSES = MC_GEOMETRIC_BASE
                   + MC_OCTAVE_STEPS * (MC_LAST_OCTAVE - MC_FIRST_OCTAVE + 1),
+    MC_MAG_BYTES = 64 * 1024, /* what one thread's magazine keeps at most */
 };
 
 #define MC_MAX_REQUEST ((size_t)1 << (MC_SIZE_BITS - 2))
@@ -73,14 +88,42 @@ _Static_assert(sizeof(free_block) <= MC_ALIGN, "a free block's header must fit i
 
 static struct {
     pthread_mutex_t lock;
-    size_t active;       /* live data blocks (capacities) + managed data */
-    size_t peak;
-    size_t cached;       /* capacities of the blocks in the lists */
-    size_t memory_limit;
-    size_t cache_limit;
+    atomic_size_t active; /* live data blocks (capacities) + managed data */
+    atomic_size_t peak;
+    atomic_size_t cached;     /* capacities of the blocks in the shared lists (changed under the lock) */
+    atomic_size_t mag_cached; /* capacities of the blocks in all magazines */
+    atomic_size_t memory_limit;
+    atomic_size_t cache_limit;
     mc_list classes[MC_NCLASSES];
     mc_list by_age;
 } cache = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+/* A thread's magazine of small freed blocks, one LIFO list per small class
+ * (linked through the blocks' first word). Allocated at the thread's first
+ * small free; the thread-local is only a pointer, so that the library's
+ * initial-exec TLS stays small. */
+typedef struct magazine {
+    void *head[MC_SMALL_CLASSES];
+    size_t bytes;
+} magazine;
+
+static _Thread_local magazine *tl_mag MC_TLS_FAST;
+/* set once this thread's magazine has been given back (at its exit, or the
+ * process's): later small frees go to the shared lists */
+static _Thread_local bool tl_mag_done;
+static pthread_key_t mag_key;
+static bool mag_key_ok;
+
+static size_t ld(atomic_size_t *v) { return atomic_load_explicit(v, memory_order_relaxed); }
+static void add(atomic_size_t *v, size_t d) { atomic_fetch_add_explicit(v, d, memory_order_relaxed); }
+/* Subtracts d, or down to 0 if less is there (never wraps). */
+static void sub_sat(atomic_size_t *v, size_t d)
+{
+    size_t old = ld(v);
+    while (!atomic_compare_exchange_weak_explicit(v, &old, old > d ? old - d : 0, memory_order_relaxed,
+                                                  memory_order_relaxed))
+        ;
+}
 
 static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
 
@@ -134,17 +177,20 @@ static size_t default_memory_limit(void)
 static void cache_prefork(void) { pthread_mutex_lock(&cache.lock); }
 static void cache_postfork(void) { pthread_mutex_unlock(&cache.lock); }
 
+static void mag_thread_exit(void *arg);
+
 static void cache_init(void)
 {
     for (int i = 0; i < MC_NCLASSES; i++)
         mc_list_init(&cache.classes[i]);
     mc_list_init(&cache.by_age);
-    cache.memory_limit = default_memory_limit();
+    atomic_init(&cache.memory_limit, default_memory_limit());
     /* MLX documents "the cache limit defaults to the memory limit" (its
      * Metal allocator does so). Its no-GPU allocator had no cache in the
      * release mlx-c v0.6.0 builds on, and later got one limited to 32 MiB;
      * that would never keep a 64 MiB output, the case the cache is for. */
-    cache.cache_limit = cache.memory_limit;
+    atomic_init(&cache.cache_limit, ld(&cache.memory_limit));
+    mag_key_ok = pthread_key_create(&mag_key, mag_thread_exit) == 0;
     pthread_atfork(cache_prefork, cache_postfork, cache_postfork);
 }
 
@@ -152,11 +198,16 @@ static void ensure_init(void) { pthread_once(&cache_once, cache_init); }
 
 /* ---- under the lock ---- */
 
-static void note_peak_locked(void)
+/* Raises the peak to `now` (an active count just reached) if it is higher. */
+static void note_peak(size_t now)
 {
-    if (cache.active > cache.peak)
-        cache.peak = cache.active;
+    size_t p = ld(&cache.peak);
+    while (now > p && !atomic_compare_exchange_weak_explicit(&cache.peak, &p, now, memory_order_relaxed,
+                                                             memory_order_relaxed))
+        ;
 }
+
+static void note_peak_locked(void) { note_peak(ld(&cache.active)); }
 
 /* Moves the oldest cached block to `out`, a private list linked by age. */
 static void evict_oldest_locked(mc_list *out)
@@ -164,7 +215,7 @@ static void evict_oldest_locked(mc_list *out)
     free_block *b = mc_list_entry(cache.by_age.prev, free_block, by_age);
     mc_list_remove(&b->in_class);
     mc_list_remove(&b->by_age);
-    cache.cached -= b->cap;
+    sub_sat(&cache.cached, b->cap);
     mc_list_insert_head(out, &b->by_age);
 }
 
@@ -214,6 +265,114 @@ static void *system_alloc(size_t cap)
     return posix_memalign(&p, cap >= MC_PAGE ? MC_PAGE : MC_ALIGN, cap) == 0 ? p : NULL;
 }
 
+/* ---- magazines ---- */
+
+/* Gives the calling thread's magazine blocks to the system. */
+static void mag_drain_to_system(void)
+{
+    magazine *m = tl_mag;
+    if (!m)
+        return;
+    for (int c = 0; c < MC_SMALL_CLASSES; c++) {
+        while (m->head[c]) {
+            void *b = m->head[c];
+            m->head[c] = *(void **)b;
+            free(b);
+        }
+    }
+    sub_sat(&cache.mag_cached, m->bytes);
+    m->bytes = 0;
+}
+
+/* At thread exit: the magazine's blocks join the shared lists (still cached
+ * memory), then the magazine itself goes. */
+static void mag_thread_exit(void *arg)
+{
+    (void)arg;
+    magazine *m = tl_mag;
+    tl_mag = NULL;
+    tl_mag_done = true;
+    if (!m)
+        return;
+    mc_list evicted;
+    mc_list_init(&evicted);
+    pthread_mutex_lock(&cache.lock);
+    for (int c = 0; c < MC_SMALL_CLASSES; c++) {
+        while (m->head[c]) {
+            free_block *b = m->head[c];
+            m->head[c] = *(void **)b;
+            b->cap = (size_t)(c + 1) * MC_ALIGN;
+            mc_list_insert_head(&cache.classes[c], &b->in_class);
+            mc_list_insert_head(&cache.by_age, &b->by_age);
+            add(&cache.cached, b->cap);
+        }
+    }
+    sub_sat(&cache.mag_cached, m->bytes);
+    while (ld(&cache.cached) > ld(&cache.cache_limit))
+        evict_oldest_locked(&evicted);
+    pthread_mutex_unlock(&cache.lock);
+    release_list(&evicted);
+    free(m);
+}
+
+/* The calling thread's magazine, made (and its exit hook set) on first use;
+ * NULL if it cannot have one. */
+static magazine *mag_get(void)
+{
+    if (tl_mag || tl_mag_done)
+        return tl_mag;
+    ensure_init();
+    if (!mag_key_ok)
+        return NULL;
+    magazine *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    if (pthread_setspecific(mag_key, m) != 0) {
+        free(m);
+        tl_mag_done = true;
+        return NULL;
+    }
+    tl_mag = m;
+    return m;
+}
+
+/* Takes a block of small class cls from the magazine, or NULL. */
+static void *mag_pop(int cls, size_t cap)
+{
+    magazine *m = tl_mag;
+    void *b = m ? m->head[cls] : NULL;
+    if (!b)
+        return NULL;
+    size_t active = ld(&cache.active), limit = ld(&cache.memory_limit);
+    if (active > limit || cap > limit - active)
+        return NULL; /* the slow path refuses it and empties the caches */
+    m->head[cls] = *(void **)b;
+    m->bytes -= cap;
+    sub_sat(&cache.mag_cached, cap);
+    note_peak(atomic_fetch_add_explicit(&cache.active, cap, memory_order_relaxed) + cap);
+    return b;
+}
+
+/* Keeps a freed block of small class cls in the magazine; false if it is
+ * full, the cache limit leaves no room, or the thread has none. */
+static bool mag_push(void *p, int cls, size_t cap)
+{
+    magazine *m = tl_mag ? tl_mag : mag_get();
+    if (!m || m->bytes + cap > MC_MAG_BYTES)
+        return false;
+    /* read without the lock: another thread's concurrent change can pass
+     * the cache limit by a block, as two frees under the lock one after
+     * the other could not */
+    size_t held = ld(&cache.cached) + ld(&cache.mag_cached);
+    if (held + cap > ld(&cache.cache_limit))
+        return false;
+    *(void **)p = m->head[cls];
+    m->head[cls] = p;
+    m->bytes += cap;
+    add(&cache.mag_cached, cap);
+    return true;
+}
+
 /* ---- the allocator ---- */
 
 void *mc_data_alloc(size_t nbytes)
@@ -224,17 +383,24 @@ void *mc_data_alloc(size_t nbytes)
     int cls = class_of(nbytes, &cap);
     if (cls < 0)
         return NULL;
+    if (cls < MC_SMALL_CLASSES) {
+        void *b = mag_pop(cls, cap);
+        if (b)
+            return b;
+    }
     ensure_init();
 
     mc_list evicted;
     mc_list_init(&evicted);
     pthread_mutex_lock(&cache.lock);
-    if (cache.active > cache.memory_limit || cap > cache.memory_limit - cache.active) {
+    size_t active = ld(&cache.active), limit = ld(&cache.memory_limit);
+    if (active > limit || cap > limit - active) {
         /* Over the limit: the cached blocks cannot help this request, but
          * memory is evidently short, so give them back. */
         evict_all_locked(&evicted);
         pthread_mutex_unlock(&cache.lock);
         release_list(&evicted);
+        mag_drain_to_system();
         return NULL;
     }
     mc_list *head = &cache.classes[cls];
@@ -242,8 +408,8 @@ void *mc_data_alloc(size_t nbytes)
         free_block *b = mc_list_entry(head->next, free_block, in_class);
         mc_list_remove(&b->in_class);
         mc_list_remove(&b->by_age);
-        cache.cached -= cap;
-        cache.active += cap;
+        sub_sat(&cache.cached, cap);
+        add(&cache.active, cap);
         note_peak_locked();
         pthread_mutex_unlock(&cache.lock);
         return b;
@@ -251,9 +417,9 @@ void *mc_data_alloc(size_t nbytes)
     /* A fresh block: keep active + cached within the memory limit by
      * dropping the oldest cached blocks, and reserve the bytes now so that
      * concurrent callers cannot pass the limit together. */
-    while (cache.cached > cache.memory_limit - cache.active - cap)
+    while (ld(&cache.cached) > limit - active - cap)
         evict_oldest_locked(&evicted);
-    cache.active += cap;
+    add(&cache.active, cap);
     pthread_mutex_unlock(&cache.lock);
     release_list(&evicted);
 
@@ -264,12 +430,10 @@ void *mc_data_alloc(size_t nbytes)
         mc_mem_clear_cache();
         p = system_alloc(cap);
     }
-    pthread_mutex_lock(&cache.lock);
     if (p)
-        note_peak_locked();
+        note_peak(ld(&cache.active));
     else
-        cache.active -= cap;
-    pthread_mutex_unlock(&cache.lock);
+        sub_sat(&cache.active, cap);
     return p;
 }
 
@@ -283,13 +447,18 @@ void mc_data_free(void *p, size_t nbytes)
         free(p); /* cannot have come from mc_data_alloc; never crash on it */
         return;
     }
+    if (cls < MC_SMALL_CLASSES && mag_push(p, cls, cap)) {
+        sub_sat(&cache.active, cap);
+        return;
+    }
     ensure_init();
 
     mc_list evicted;
     mc_list_init(&evicted);
     pthread_mutex_lock(&cache.lock);
-    cache.active -= cap < cache.active ? cap : cache.active;
-    if (cap > cache.cache_limit) {
+    sub_sat(&cache.active, cap);
+    size_t limit = ld(&cache.cache_limit);
+    if (cap > limit) {
         pthread_mutex_unlock(&cache.lock);
         free(p);
         return;
@@ -298,10 +467,10 @@ void mc_data_free(void *p, size_t nbytes)
     b->cap = cap;
     mc_list_insert_head(&cache.classes[cls], &b->in_class);
     mc_list_insert_head(&cache.by_age, &b->by_age);
-    cache.cached += cap;
+    add(&cache.cached, cap);
     /* The block just pushed is the newest, so it is evicted last, and it
      * fits alone because cap <= cache_limit. */
-    while (cache.cached > cache.cache_limit)
+    while (ld(&cache.cached) > limit)
         evict_oldest_locked(&evicted);
     pthread_mutex_unlock(&cache.lock);
     release_list(&evicted);
@@ -309,62 +478,55 @@ void mc_data_free(void *p, size_t nbytes)
 
 void mc_data_account(ptrdiff_t delta)
 {
-    ensure_init();
-    pthread_mutex_lock(&cache.lock);
     if (delta >= 0) {
-        cache.active += (size_t)delta;
-        note_peak_locked();
+        note_peak(atomic_fetch_add_explicit(&cache.active, (size_t)delta, memory_order_relaxed) + (size_t)delta);
     } else {
         size_t d = (size_t)-(delta + 1) + 1; /* |delta| without overflow */
-        cache.active -= d < cache.active ? d : cache.active;
+        sub_sat(&cache.active, d);
     }
-    pthread_mutex_unlock(&cache.lock);
 }
 
 /* ---- counters and limits ---- */
 
-static size_t read_locked(const size_t *field)
+size_t mc_mem_active(void) { return ld(&cache.active); }
+size_t mc_mem_peak(void) { return ld(&cache.peak); }
+size_t mc_mem_memory_limit(void)
 {
     ensure_init();
-    pthread_mutex_lock(&cache.lock);
-    size_t v = *field;
-    pthread_mutex_unlock(&cache.lock);
-    return v;
+    return ld(&cache.memory_limit);
 }
-
-size_t mc_mem_active(void) { return read_locked(&cache.active); }
-size_t mc_mem_peak(void) { return read_locked(&cache.peak); }
-size_t mc_mem_cached(void) { return read_locked(&cache.cached); }
-size_t mc_mem_memory_limit(void) { return read_locked(&cache.memory_limit); }
-size_t mc_mem_cache_limit(void) { return read_locked(&cache.cache_limit); }
-
-void mc_mem_reset_peak(void)
+size_t mc_mem_cache_limit(void)
 {
     ensure_init();
-    pthread_mutex_lock(&cache.lock);
-    cache.peak = 0;
-    pthread_mutex_unlock(&cache.lock);
+    return ld(&cache.cache_limit);
 }
+
+size_t mc_mem_cached(void)
+{
+    return ld(&cache.cached) + ld(&cache.mag_cached);
+}
+
+size_t mc_mem_thread_cached(void) { return tl_mag ? tl_mag->bytes : 0; }
+
+void mc_mem_reset_peak(void) { atomic_store_explicit(&cache.peak, 0, memory_order_relaxed); }
 
 size_t mc_mem_set_memory_limit(size_t limit)
 {
     ensure_init();
-    pthread_mutex_lock(&cache.lock);
-    size_t old = cache.memory_limit;
-    cache.memory_limit = limit;
-    pthread_mutex_unlock(&cache.lock);
-    return old;
+    return atomic_exchange_explicit(&cache.memory_limit, limit, memory_order_relaxed);
 }
 
 size_t mc_mem_set_cache_limit(size_t limit)
 {
     ensure_init();
+    size_t old = atomic_exchange_explicit(&cache.cache_limit, limit, memory_order_relaxed);
+    /* this thread's magazine first: its blocks are not on the age list */
+    if (ld(&cache.mag_cached) + ld(&cache.cached) > limit)
+        mag_drain_to_system();
     mc_list evicted;
     mc_list_init(&evicted);
     pthread_mutex_lock(&cache.lock);
-    size_t old = cache.cache_limit;
-    cache.cache_limit = limit;
-    while (cache.cached > cache.cache_limit)
+    while (ld(&cache.cached) > limit)
         evict_oldest_locked(&evicted);
     pthread_mutex_unlock(&cache.lock);
     release_list(&evicted);
@@ -374,6 +536,7 @@ size_t mc_mem_set_cache_limit(size_t limit)
 void mc_mem_clear_cache(void)
 {
     ensure_init();
+    mag_drain_to_system();
     mc_list evicted;
     mc_list_init(&evicted);
     pthread_mutex_lock(&cache.lock);
@@ -384,8 +547,14 @@ void mc_mem_clear_cache(void)
 
 /* Give cached blocks back at exit (and at dlclose of the shared library) so
  * leak checkers see only what the program itself still holds. Blocks freed
- * after this point are cached again and simply end with the process. */
+ * after this point are cached again and simply end with the process; the
+ * exiting thread's magazine goes too, and it keeps none from now on. */
 __attribute__((destructor)) static void cache_at_exit(void)
 {
+    magazine *m = tl_mag;
+    mag_drain_to_system();
+    tl_mag = NULL;
+    tl_mag_done = true;
+    free(m);
     mc_mem_clear_cache();
 }

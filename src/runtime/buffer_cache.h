@@ -35,7 +35,13 @@ size_t mc_mem_set_memory_limit(size_t limit);
 size_t mc_mem_cache_limit(void);
 size_t mc_mem_set_cache_limit(size_t limit);
 
-/* Releases every cached block to the system. */
+/* Bytes of freed small blocks the calling thread's magazine keeps (part of
+ * mc_mem_cached; at most 64 KiB). For tests. */
+size_t mc_mem_thread_cached(void);
+
+/* Releases every cached block to the system: the shared lists and the
+ * calling thread's magazine (another thread's magazine, at most 64 KiB, goes
+ * to the shared lists when that thread exits). */
 void mc_mem_clear_cache(void);
 
 #endif

@@ -34,6 +34,7 @@
  * pool.lock (everything in `pool`); never the reverse. No kernel runs under
  * either. */
 #include "runtime/pool.h"
+#include "runtime/tls.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -102,7 +103,7 @@ static atomic_int pool_threads;
 
 /* Set on workers, and on a caller while it runs its share: a nested call
  * from either runs inline. */
-static _Thread_local bool in_pool;
+static _Thread_local bool in_pool MC_TLS_FAST;
 
 /* ---- thread count ---- */
 
@@ -336,6 +337,11 @@ void mc_parallel_for(size_t n, size_t grain, mc_range_fn fn, void *ctx)
         return;
     if (grain == 0)
         grain = 1;
+    if (n <= grain) {
+        /* a small loop never reaches the pool (nor its first-use setup) */
+        fn(ctx, 0, n);
+        return;
+    }
     int threads = mc_pool_threads();
     size_t nchunks = n / grain;
     if (nchunks > (size_t)threads * MC_CHUNKS_PER_THREAD)
