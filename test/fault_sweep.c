@@ -11,13 +11,6 @@
 #include "runtime/alloc.h"
 #include "test_util.h"
 
-static size_t active_memory(void)
-{
-    size_t n = 0;
-    assert_int_equal(mlx_get_active_memory(&n), 0);
-    return n;
-}
-
 /* With the hook off: [1, 2] + [10, 20] is [11, 22]. */
 static void assert_library_works(void)
 {
@@ -44,7 +37,7 @@ void tu_sweep_disarm(void)
 long tu_sweep(const char *name, tu_scenario_fn f, void *ctx)
 {
     long failed_runs = 0;
-    size_t base = active_memory();
+    size_t base = tu_active_memory();
     for (long n = 0;; n++) {
         if (n > 200000)
             fail_msg("%s: no run without a failed allocation after %ld", name, n);
@@ -65,8 +58,8 @@ long tu_sweep(const char *name, tu_scenario_fn f, void *ctx)
             fail_msg("%s: succeeded with allocation %ld failing but reported: %s", name, n, tu_last_error());
         }
         tu_reset_errors();
-        if (active_memory() != base)
-            fail_msg("%s: allocation %ld failing left %zu bytes of data behind", name, n, active_memory() - base);
+        if (tu_active_memory() != base)
+            fail_msg("%s: allocation %ld failing left %zu bytes of data behind", name, n, tu_active_memory() - base);
         assert_library_works();
         if (rc == 0 && made <= n) {
             /* nothing failed: every allocation has had its turn */

@@ -18,13 +18,6 @@
 
 #define S tu_stream()
 
-static size_t active_memory(void)
-{
-    size_t n = 0;
-    assert_int_equal(mlx_get_active_memory(&n), 0);
-    return n;
-}
-
 static size_t peak_memory(void)
 {
     size_t n = 0;
@@ -79,7 +72,7 @@ static mlx_array build_chain(void)
 static void test_deep_chain_evaluates_without_recursion(void **state)
 {
     (void)state;
-    size_t before = active_memory();
+    size_t before = tu_active_memory();
     chain_job j = {build_chain(), -1};
     run_on_small_stack(eval_job, &j);
     assert_int_equal(j.rc, 0);
@@ -87,7 +80,7 @@ static void test_deep_chain_evaluates_without_recursion(void **state)
     assert_int_equal(mlx_array_item_float32(&v, j.x), 0);
     assert_true(v == (float)CHAIN);
     /* the 100,000 intermediates are gone: about one scalar is left */
-    assert_true(active_memory() - before < 64 * 1024);
+    assert_true(tu_active_memory() - before < 64 * 1024);
     mlx_array_free(j.x);
 }
 
@@ -141,7 +134,7 @@ static void test_intermediates_are_freed_during_eval(void **state)
      * keeps at most two steps alive instead of all twenty */
     enum { N = 1 << 18, STEPS = 20 };
     size_t f64_bytes = (size_t)N * 8;
-    size_t base = active_memory();
+    size_t base = tu_active_memory();
     int shape[1] = {N};
     mlx_array x = mlx_array_new();
     assert_int_equal(mlx_ones(&x, shape, 1, MLX_FLOAT32, S), 0);
@@ -151,7 +144,7 @@ static void test_intermediates_are_freed_during_eval(void **state)
     assert_int_equal(mlx_array_eval(x), 0);
     size_t peak = peak_memory();
     assert_true(peak <= base + 2 * f64_bytes);
-    assert_true(active_memory() - base <= (size_t)N * 4 + 4096); /* just the float32 result */
+    assert_true(tu_active_memory() - base <= (size_t)N * 4 + 4096); /* just the float32 result */
     assert_true(tu_get(x, N - 1) == 1);
     mlx_array_free(x);
 }
@@ -196,7 +189,7 @@ static void test_output_reuses_a_dying_input_buffer(void **state)
     assert_int_equal(mlx_add(&t, x, one, S), 0);
     assert_int_equal(mlx_multiply(&y, t, two, S), 0);
     TU_FREE(x, t);
-    size_t base = active_memory();
+    size_t base = tu_active_memory();
     assert_int_equal(mlx_reset_peak_memory(), 0);
     assert_int_equal(mlx_array_eval(y), 0);
     assert_ptr_equal(mlx_array_data_float32(y), xdata);
@@ -219,7 +212,7 @@ static void test_held_input_is_not_overwritten_but_intermediate_is_reused(void *
     assert_int_equal(mlx_add(&t, x, one, S), 0);
     assert_int_equal(mlx_multiply(&y, t, two, S), 0);
     mlx_array_free(t);
-    size_t base = active_memory();
+    size_t base = tu_active_memory();
     assert_int_equal(mlx_reset_peak_memory(), 0);
     assert_int_equal(mlx_array_eval(y), 0);
     assert_ptr_not_equal(mlx_array_data_float32(y), mlx_array_data_float32(x));
@@ -255,7 +248,7 @@ static void test_eval_of_an_evaluated_array_changes_nothing(void **state)
     assert_int_equal(mlx_multiply(&y, x, x, S), 0);
     assert_int_equal(mlx_array_eval(y), 0);
     const float *p = mlx_array_data_float32(y);
-    size_t base = active_memory();
+    size_t base = tu_active_memory();
     assert_int_equal(mlx_reset_peak_memory(), 0);
     assert_int_equal(mlx_array_eval(y), 0);
     assert_int_equal(mlx_array_eval(x), 0);

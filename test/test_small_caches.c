@@ -28,13 +28,6 @@ static size_t cache_memory(void)
     return n;
 }
 
-static size_t active_memory(void)
-{
-    size_t n = 0;
-    assert_int_equal(mlx_get_active_memory(&n), 0);
-    return n;
-}
-
 static int setup(void **state)
 {
     (void)state;
@@ -80,10 +73,10 @@ static void test_object_block_freed_is_reused_by_the_next_request(void **state)
 static void test_reused_nodes_and_buffers_give_correct_values(void **state)
 {
     (void)state;
-    size_t base = active_memory();
+    size_t base = tu_active_memory();
     for (int k = 0; k < 100; k++)
         negate_and_check((float)k * 1000.0f);
-    assert_int_equal(active_memory(), base);
+    assert_int_equal(tu_active_memory(), base);
 }
 
 static void test_small_data_block_is_reused_from_the_magazine(void **state)
@@ -167,7 +160,7 @@ static void *make_negative(void *arg)
 static void test_array_from_another_thread_is_freed_and_reused_here(void **state)
 {
     (void)state;
-    size_t base = active_memory();
+    size_t base = tu_active_memory();
     made m = {{NULL}, NULL};
     pthread_t t;
     assert_int_equal(pthread_create(&t, NULL, make_negative, &m), 0);
@@ -193,7 +186,7 @@ static void test_array_from_another_thread_is_freed_and_reused_here(void **state
     mlx_array_free(x);
     negate_and_check(5.0f);
     mlx_clear_cache();
-    assert_int_equal(active_memory(), base);
+    assert_int_equal(tu_active_memory(), base);
     assert_int_equal(cache_memory(), 0);
 }
 
@@ -208,13 +201,13 @@ static void *churn_ops(void *arg)
 static void test_threads_making_small_ops_keep_counts(void **state)
 {
     (void)state;
-    size_t base = active_memory();
+    size_t base = tu_active_memory();
     pthread_t t[4];
     for (int i = 0; i < 4; i++)
         assert_int_equal(pthread_create(&t[i], NULL, churn_ops, NULL), 0);
     for (int i = 0; i < 4; i++)
         assert_int_equal(pthread_join(t[i], NULL), 0);
-    assert_int_equal(active_memory(), base);
+    assert_int_equal(tu_active_memory(), base);
     mlx_clear_cache(); /* the exited threads' magazines are in the shared lists */
     assert_int_equal(cache_memory(), 0);
 }

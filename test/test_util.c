@@ -372,3 +372,10 @@ mlx_array tu_case_input(mlx_dtype d, int layout, int a, int b, int c)
     mlx_array_free(base);
     return out;
 }
+
+size_t tu_active_memory(void)
+{
+    size_t n = 0;
+    assert_int_equal(mlx_get_active_memory(&n), 0);
+    return n;
+}

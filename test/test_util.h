@@ -79,6 +79,9 @@ bool tu_shape_is(mlx_array a, int ndim, const int *shape);
  * evaluated array of any real dtype, converted to double. Evaluates. */
 double tu_get(mlx_array a, size_t i);
 
+/* mlx_get_active_memory, asserted to succeed: the bytes of live array data. */
+size_t tu_active_memory(void);
+
 /* ---- half precision, on bit patterns ---- */
 
 /* Bits of a float16 / bfloat16 value that is exactly representable
