@@ -9,12 +9,12 @@ debian_pkgs=(meson ninja-build pkg-config gcc clang libopenblas-dev libsleef-dev
              libcmocka-dev python3 python3-numpy valgrind binutils
              libopenmpi-dev openmpi-bin)
 fedora_pkgs=(meson ninja-build pkgconf-pkg-config gcc clang openblas-devel sleef-devel
-             libcmocka-devel python3 python3-numpy valgrind binutils
+             libcmocka-devel python3 python3-numpy valgrind valgrind-devel binutils
              openmpi-devel)
 debian_pkgs=(meson ninja-build pkg-config gcc clang libopenblas-dev libsleef-dev libkissfft-dev
              libcmocka-dev python3 python3-numpy valgrind binutils libjansson-dev)
 fedora_pkgs=(meson ninja-build pkgconf-pkg-config gcc clang openblas-devel sleef-devel kissfft-devel
-             libcmocka-devel python3 python3-numpy valgrind binutils jansson-devel)
+             libcmocka-devel python3 python3-numpy valgrind valgrind-devel binutils jansson-devel)
 
 sudo_cmd=()
 if [ "$(id -u)" -ne 0 ]; then

@@ -2,8 +2,8 @@
  * and buffer headers (runtime/obj_cache.c) and the data allocator's
  * magazines of small blocks (runtime/buffer_cache.c). Reuse gives correct
  * values, a block may be freed on another thread than its own, both caches
- * are bounded, and a thread's exit hands its blocks back. The object cache
- * is off under ASan and Valgrind: its reuse tests skip there. */
+ * are bounded, and a thread's exit hands its blocks back. Both caches are
+ * off under ASan and Valgrind: their reuse tests skip there. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -82,6 +82,8 @@ static void test_reused_nodes_and_buffers_give_correct_values(void **state)
 static void test_small_data_block_is_reused_from_the_magazine(void **state)
 {
     (void)state;
+    if (!mc_obj_cache_enabled())
+        skip();
     void *a = mc_data_alloc(1000);
     assert_non_null(a);
     mc_data_free(a, 1000);
@@ -160,6 +162,8 @@ static void *make_negative(void *arg)
 static void test_array_from_another_thread_is_freed_and_reused_here(void **state)
 {
     (void)state;
+    if (!mc_obj_cache_enabled())
+        skip();
     size_t base = tu_active_memory();
     made m = {{NULL}, NULL};
     pthread_t t;

@@ -55,6 +55,7 @@
 
 #include "runtime/fault.h"
 #include "runtime/list.h"
+#include "runtime/obj_cache.h"
 #include "runtime/tls.h"
 
 enum {
@@ -316,11 +317,18 @@ static void mag_thread_exit(void *arg)
 }
 
 /* The calling thread's magazine, made (and its exit hook set) on first use;
- * NULL if it cannot have one. */
+ * NULL if it cannot have one. Magazines follow the object cache's switch
+ * (off under ASan and Valgrind, MLX_CPU_OBJ_CACHE): a forked child inherits
+ * its parent's other threads' magazines with no thread left to hand them
+ * back, which Valgrind rightly reports as lost. */
 static magazine *mag_get(void)
 {
     if (tl_mag || tl_mag_done)
         return tl_mag;
+    if (!mc_obj_cache_enabled()) {
+        tl_mag_done = true;
+        return NULL;
+    }
     ensure_init();
     if (!mag_key_ok)
         return NULL;
